@@ -1,0 +1,1 @@
+"""Answer-stability evals: paraphrases x samples, agreement, divergence explained."""

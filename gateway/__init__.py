@@ -1,0 +1,1 @@
+"""OpenAI-compatible proxy that meters and records every call."""

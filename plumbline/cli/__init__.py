@@ -1,0 +1,24 @@
+"""The `plumbline` command line: one sub-command per process or admin task."""
+
+from __future__ import annotations
+
+import typer
+
+from plumbline.cli import simulator_cmd
+
+
+def build_app() -> typer.Typer:
+    """Assemble the command tree; heavy imports happen inside each command."""
+    app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+
+    @app.callback()
+    def root() -> None:
+        """Plumbline: observability gateway and answer-stability evals for vLLM."""
+
+    simulator_cmd.register(app)
+    return app
+
+
+def main() -> None:
+    """Console-script entry point."""
+    build_app()()

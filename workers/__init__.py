@@ -1,0 +1,1 @@
+"""Celery workers: eval fan-out, schedules, alerts, notifications, live sampling."""
