@@ -1,0 +1,118 @@
+"""Response models of the read API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class CallSummary(BaseModel):
+    """One call as listed."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: str
+    created_at: datetime
+    request_id: str
+    team_id: int | None
+    feature: str | None
+    end_user: str | None
+    source: str
+    endpoint: str
+    model: str | None
+    backend: str | None
+    stream: bool
+    n: int | None
+    temperature: float | None
+    top_p: float | None
+    seed: int | None
+    max_tokens: int | None
+    status_code: int
+    cancelled: bool
+    error_type: str | None
+    error_message: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_tokens: int | None
+    usage_source: str | None
+    ttft_ms: float | None
+    decode_ms: float | None
+    itl_mean_ms: float | None
+    itl_p50_ms: float | None
+    itl_p95_ms: float | None
+    itl_max_ms: float | None
+    e2e_ms: float | None
+    overhead_ms: float | None
+    engine_queue_ms: float | None
+    engine_prefill_ms: float | None
+    engine_decode_ms: float | None
+    engine_itl_ms: float | None
+    input_cost: float | None
+    output_cost: float | None
+    flops_estimate: float | None
+    decode_floor_ms: float | None
+    logprob_mode: str | None
+    logprob_mean: float | None
+    logprob_min_margin: float | None
+    near_ties: int | None
+
+
+class CallPage(BaseModel):
+    """A page of calls and the cursor of the next one."""
+
+    data: list[CallSummary]
+    next_cursor: str | None
+
+
+class CallLogprobsOut(BaseModel):
+    """The logprobs of a call as the backend sent them, per choice index."""
+
+    format: str
+    top_k: int
+    token_count: int
+    choices: dict[int, Any]
+
+
+class CallBodyOut(BaseModel):
+    """Stored (redacted) request and response of a call."""
+
+    request: str
+    response: str | None
+
+
+class CallDetail(CallSummary):
+    """One call with its logprobs and, where stored, its bodies."""
+
+    logprobs: CallLogprobsOut | None = None
+    body: CallBodyOut | None = None
+
+
+class UsageRow(BaseModel):
+    """Usage of one (feature, model) pair over the window."""
+
+    feature: str | None
+    model: str | None
+    calls: int
+    errors: int
+    error_rate: float
+    prompt_tokens: int
+    completion_tokens: int
+    input_cost: float
+    output_cost: float
+    ttft_p50_ms: float | None = None
+    ttft_p95_ms: float | None = None
+    itl_p50_ms: float | None = None
+    itl_p95_ms: float | None = None
+    e2e_p50_ms: float | None = None
+    e2e_p95_ms: float | None = None
+
+
+class UsageReport(BaseModel):
+    """Usage per feature and model in a time window."""
+
+    since: datetime
+    until: datetime
+    data: list[UsageRow]

@@ -1,0 +1,74 @@
+"""create_app: the gateway ASGI app (proxy, read API, health, metrics)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException
+from starlette.routing import Route
+
+from gateway.api import calls, usage
+from gateway.config import GatewayConfig
+from gateway.errors import GatewayError, error_body
+from gateway.lifecycle import build_state, close_state
+from gateway.metering.logprob_codec import CHAT, COMPLETION
+from gateway.proxy.endpoint import ProxyEndpoint
+from gateway.service_routes import router as service_router
+from plumbline.settings import Settings
+
+PROXY_ROUTES = (("/v1/chat/completions", CHAT), ("/v1/completions", COMPLETION))
+
+
+def _json_error(status: int, message: str, param: str | None = None) -> Response:
+    return Response(error_body(status, message, param), status, media_type="application/json")
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(GatewayError)
+    async def gateway_error(_: Request, error: GatewayError) -> Response:
+        return _json_error(error.status, error.message, error.param)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, error: HTTPException) -> Response:
+        response = _json_error(error.status_code, str(error.detail))
+        response.headers.update(error.headers or {})
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, error: RequestValidationError) -> Response:
+        first = error.errors()[0] if error.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return _json_error(400, f"{where}: {first.get('msg', 'invalid value')}", where or None)
+
+
+def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
+    """Build the gateway app; connections and threads start in its lifespan."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = await build_state(settings, config)
+        app.state.plumbline = state
+        try:
+            yield
+        finally:
+            await close_state(state)
+
+    app = FastAPI(
+        title="Plumbline gateway",
+        version="0.1.0",
+        lifespan=lifespan,
+        openapi_url="/api/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+    )
+    for path, fmt in PROXY_ROUTES:
+        app.router.routes.append(Route(path, ProxyEndpoint(fmt, path), methods=["POST"]))
+    app.include_router(service_router)
+    app.include_router(calls.router)
+    app.include_router(usage.router)
+    _install_error_handlers(app)
+    return app

@@ -1,0 +1,1 @@
+"""API keys: creation, hashing, verification and the in-memory cache the hot path uses."""

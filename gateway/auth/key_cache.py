@@ -1,0 +1,57 @@
+"""KeyCache: verified keys held in memory for a short time so the hot path skips the database."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+
+import anyio.to_thread
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from gateway.auth.keys import KeyInfo
+from gateway.auth.service import authenticate
+
+POSITIVE_TTL_S = 30.0
+NEGATIVE_TTL_S = 5.0
+MAX_ENTRIES = 10_000
+
+
+class KeyCache:
+    """Resolves presented keys, caching verdicts (revocation takes effect within the TTL)."""
+
+    def __init__(self, sessions: sessionmaker[Session], pepper: str) -> None:
+        self._sessions = sessions
+        self._pepper = pepper
+        self._entries: OrderedDict[bytes, tuple[float, KeyInfo | None]] = OrderedDict()
+
+    async def resolve(self, plaintext: str) -> KeyInfo | None:
+        """The grants of a key, from memory when fresh, else from the database."""
+        digest = hashlib.sha256(plaintext.encode()).digest()
+        cached = self._entries.get(digest)
+        now = time.monotonic()
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        try:
+            info = await anyio.to_thread.run_sync(self._lookup, plaintext)
+        except SQLAlchemyError:
+            # Database away: keep serving keys we verified before rather than fail every call.
+            if cached is not None:
+                self._entries[digest] = (now + NEGATIVE_TTL_S, cached[1])
+                return cached[1]
+            raise
+        ttl = POSITIVE_TTL_S if info is not None else NEGATIVE_TTL_S
+        self._entries[digest] = (now + ttl, info)
+        self._entries.move_to_end(digest)
+        while len(self._entries) > MAX_ENTRIES:
+            self._entries.popitem(last=False)
+        return info
+
+    def forget_all(self) -> None:
+        """Drop every cached verdict (after a revoke through the API)."""
+        self._entries.clear()
+
+    def _lookup(self, plaintext: str) -> KeyInfo | None:
+        with self._sessions() as session:
+            return authenticate(session, plaintext, self._pepper)

@@ -1,0 +1,142 @@
+"""The gateway's YAML config: models, their backends, prices, compute figures, logprob capture."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+
+class LogprobMode(StrEnum):
+    """How much of the backend's logprobs the gateway captures."""
+
+    OFF = "off"
+    SAMPLED = "sampled"
+    TOP_K = "top_k"
+
+
+class LogprobCapture(BaseModel):
+    """Logprob capture for one model; default is the top 5 alternatives per token."""
+
+    mode: LogprobMode = LogprobMode.TOP_K
+    k: int = Field(default=5, ge=0, le=20)
+    backend_mode: str = Field(
+        default="raw_logprobs", description="The backend's --logprobs-mode, recorded with each call"
+    )
+
+    @property
+    def upstream_k(self) -> int | None:
+        """The top_logprobs value to ask upstream for, or None when capture is off."""
+        if self.mode is LogprobMode.OFF:
+            return None
+        return self.k if self.mode is LogprobMode.TOP_K else 0
+
+
+class Price(BaseModel):
+    """Price per million tokens, input and output billed separately."""
+
+    input_per_million: float = Field(default=0.0, ge=0)
+    output_per_million: float = Field(default=0.0, ge=0)
+
+
+class BackendConfig(BaseModel):
+    """One server that can serve the model."""
+
+    url: str
+    api_key: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+
+class ModelConfig(BaseModel):
+    """A model clients can name, and how the gateway serves and meters it."""
+
+    name: str
+    provider: str = "vllm"
+    upstream_model: str | None = None
+    backends: list[BackendConfig] = Field(default_factory=list)
+    litellm_model: str | None = None
+    api_base: str | None = None
+    api_key: str | None = None
+    price: Price = Field(default_factory=Price)
+    parameters: float | None = Field(default=None, description="Parameter count, for FLOPs")
+    weight_bytes: float | None = Field(default=None, description="Bytes of weights read per step")
+    memory_bandwidth: float | None = Field(default=None, description="Bytes per second of HBM")
+    logprobs: LogprobCapture = Field(default_factory=LogprobCapture)
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _check_route(self) -> ModelConfig:
+        if self.provider == "vllm" and not self.backends:
+            raise ValueError(f"model {self.name!r}: a vllm model needs at least one backend url")
+        if self.provider == "litellm" and not self.litellm_model:
+            raise ValueError(f"model {self.name!r}: a litellm model needs litellm_model")
+        if self.provider not in ("vllm", "litellm"):
+            raise ValueError(f"model {self.name!r}: provider must be 'vllm' or 'litellm'")
+        return self
+
+    @property
+    def served_name(self) -> str:
+        """The model name sent upstream."""
+        return self.upstream_model or self.name
+
+
+class Limits(BaseModel):
+    """Guards on what a client may send and how long the gateway waits upstream."""
+
+    max_body_bytes: int = 8 * 1024 * 1024
+    connect_timeout_s: float = 5.0
+    read_timeout_s: float = 120.0
+    body_read_timeout_s: float = 30.0
+
+
+class RecordingConfig(BaseModel):
+    """How the log sink batches and where it spools when the database is away."""
+
+    queue_capacity: int = 100_000
+    batch_size: int = 1000
+    flush_interval_ms: float = 50.0
+    spool_dir: Path = Path("var/spool")
+
+
+class HealthConfig(BaseModel):
+    """How often backends are probed and scraped."""
+
+    interval_s: float = 5.0
+    timeout_s: float = 2.0
+
+
+class GatewayConfig(BaseModel):
+    """Everything the gateway needs besides process settings."""
+
+    models: list[ModelConfig]
+    features: list[str] = Field(default_factory=list)
+    limits: Limits = Field(default_factory=Limits)
+    recording: RecordingConfig = Field(default_factory=RecordingConfig)
+    health: HealthConfig = Field(default_factory=HealthConfig)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> GatewayConfig:
+        names = [m.name for m in self.models]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"model names must be unique; repeated: {', '.join(duplicates)}")
+        return self
+
+    def model(self, name: str) -> ModelConfig | None:
+        """The config of a model by the name clients use."""
+        for model in self.models:
+            if model.name == name:
+                return model
+        return None
+
+
+def load_gateway_config(path: Path) -> GatewayConfig:
+    """Read and validate a gateway YAML file."""
+    data = yaml.safe_load(path.read_text())
+    return GatewayConfig.model_validate(data)

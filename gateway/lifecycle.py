@@ -1,0 +1,97 @@
+"""Build and tear down the gateway's long-lived objects (engine, sink, HTTP client, monitor)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import aiohttp
+from prometheus_client.core import GaugeMetricFamily
+from sqlalchemy import inspect
+
+from gateway.auth.key_cache import KeyCache
+from gateway.config import GatewayConfig
+from gateway.metrics import GatewayMetrics, GaugeCollector
+from gateway.recording.sink import LogSink
+from gateway.routing.backend_pool import BackendPool
+from gateway.routing.health import HealthMonitor
+from gateway.state import GatewayState
+from plumbline.db import create_db_engine, make_session_factory
+from plumbline.settings import Settings
+
+
+class SchemaMissingError(RuntimeError):
+    """The database has not been migrated."""
+
+
+def _live_gauges(state: GatewayState) -> Iterator[GaugeMetricFamily]:
+    sink = state.sink
+    queue = GaugeMetricFamily("plumbline_sink_queue_depth", "Call records waiting to be written")
+    queue.add_metric([], sink.queue_depth)
+    up = GaugeMetricFamily("plumbline_sink_database_up", "1 while the log sink can write")
+    up.add_metric([], 1.0 if sink.stats.database_up else 0.0)
+    records = GaugeMetricFamily(
+        "plumbline_sink_records", "Call records by outcome since start", labels=["outcome"]
+    )
+    for outcome in ("submitted", "written", "spooled", "replayed", "dropped"):
+        records.add_metric([outcome], getattr(sink.stats, outcome))
+    pending = GaugeMetricFamily("plumbline_spool_pending_files", "Spooled batches not replayed")
+    pending.add_metric([], len(sink.spool.pending_files()))
+    yield from (queue, up, records, pending)
+    labels = ["model", "backend"]
+    healthy = GaugeMetricFamily(
+        "plumbline_backend_up", "1 if the backend is in rotation", labels=labels
+    )
+    in_flight = GaugeMetricFamily("plumbline_backend_in_flight", "Calls in flight", labels=labels)
+    engine = GaugeMetricFamily(
+        "plumbline_backend_engine",
+        "vLLM gauges scraped from the backend",
+        labels=[*labels, "gauge"],
+    )
+    for backend in state.pool.all():
+        key = [backend.model, backend.url]
+        healthy.add_metric(key, 1.0 if backend.healthy else 0.0)
+        in_flight.add_metric(key, backend.in_flight)
+        for name, value in backend.engine_gauges.items():
+            engine.add_metric([*key, name], value)
+    yield from (healthy, in_flight, engine)
+
+
+async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState:
+    """Create everything a running gateway needs and start its background work."""
+    engine = create_db_engine(settings.database.url, pool_size=settings.database.pool_size)
+    if not inspect(engine).has_table("calls"):
+        engine.dispose()
+        raise SchemaMissingError(
+            f"The database {engine.url.render_as_string(hide_password=True)} has no Plumbline "
+            "tables; run `plumbline migrate` first."
+        )
+    metrics = GatewayMetrics(config.features)
+    sink = LogSink(engine, config.recording, observer=metrics.observe)
+    sink.start()
+    http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False))
+    pool = BackendPool(config)
+    monitor = HealthMonitor(pool, http, config.health)
+    state = GatewayState(
+        settings=settings,
+        config=config,
+        engine=engine,
+        sessions=make_session_factory(engine),
+        sink=sink,
+        http=http,
+        pool=pool,
+        monitor=monitor,
+        keys=KeyCache(make_session_factory(engine), settings.key_salt.get_secret_value()),
+        metrics=metrics,
+    )
+    metrics.add_collector(GaugeCollector(lambda: _live_gauges(state)))
+    await monitor.check_all()
+    monitor.start()
+    return state
+
+
+async def close_state(state: GatewayState) -> None:
+    """Stop background work, write what is queued, release connections."""
+    await state.monitor.stop()
+    await state.http.close()
+    state.sink.stop()
+    state.engine.dispose()

@@ -1,0 +1,1 @@
+"""What the gateway measures about each call, and how it summarises it."""

@@ -1,0 +1,64 @@
+"""CallRecord: everything measured about one call, handed from the hot path to the log sink."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """Raw measurements of one call; summaries are computed later, off the hot path."""
+
+    id: str
+    created_at: datetime
+    request_id: str
+    endpoint: str
+    status_code: int = 200
+    team_id: int | None = None
+    team_name: str | None = None
+    key_id: int | None = None
+    feature: str | None = None
+    end_user: str | None = None
+    source: str = "product"
+    model: str | None = None
+    backend: str | None = None
+    stream: bool = False
+    n: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    cancelled: bool = False
+    error_type: str | None = None
+    error_message: str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    engine_metrics: dict[str, Any] | None = None
+    # Gateway clock (perf_counter seconds) of arrival, token chunks and completion.
+    t_arrival: float = 0.0
+    t_first_token: float | None = None
+    t_last_token: float | None = None
+    t_done: float | None = None
+    token_chunk_times: list[float] = field(default_factory=list)
+    completion_tokens_seen: int = 0
+    overhead_s: float = 0.0
+    logprob_format: str | None = None
+    logprob_k: int = 0
+    logprob_mode: str | None = None
+    logprob_chunks: list[tuple[int, Any]] = field(default_factory=list)
+    price_in: float = 0.0
+    price_out: float = 0.0
+    parameters: float | None = None
+    weight_bytes: float | None = None
+    memory_bandwidth: float | None = None
+    store_body: bool = False
+    request_body: bytes | None = None
+    response_body: bytes | None = None
+
+    def fail(self, status: int, error_type: str, message: str) -> None:
+        """Mark the call as failed with an OpenAI-style error."""
+        self.status_code = status
+        self.error_type = error_type
+        self.error_message = message[:2000]

@@ -1,0 +1,147 @@
+"""GatewayMetrics: the gateway's Prometheus metrics, in a registry owned by one app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from gateway.metering.record import CallRecord
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+ITL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 1.0)
+OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1)
+TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
+CALL_LABELS = ("model", "backend", "team", "feature")
+
+
+class GatewayMetrics:
+    """Call, token, cost and latency metrics labelled by bounded sets of values."""
+
+    def __init__(self, features: Iterable[str]) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._features = frozenset(features)
+        r = self.registry
+        self.calls = Counter(
+            "plumbline_calls", "Calls through the gateway", [*CALL_LABELS, "status"], registry=r
+        )
+        self.errors = Counter(
+            "plumbline_errors", "Failed calls", [*CALL_LABELS, "error_type"], registry=r
+        )
+        self.tokens = Counter(
+            "plumbline_tokens", "Tokens billed", [*CALL_LABELS, "direction"], registry=r
+        )
+        self.cost = Counter(
+            "plumbline_cost",
+            "Cost in the configured currency",
+            [*CALL_LABELS, "direction"],
+            registry=r,
+        )
+        self.ttft = Histogram(
+            "plumbline_ttft_seconds",
+            "Client-side time to first token",
+            CALL_LABELS,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.itl = Histogram(
+            "plumbline_itl_seconds",
+            "Mean inter-token latency per call",
+            CALL_LABELS,
+            buckets=ITL_BUCKETS,
+            registry=r,
+        )
+        self.e2e = Histogram(
+            "plumbline_e2e_seconds",
+            "End-to-end call time",
+            CALL_LABELS,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.overhead = Histogram(
+            "plumbline_overhead_seconds",
+            "Time the gateway itself added",
+            ["model", "backend"],
+            buckets=OVERHEAD_BUCKETS,
+            registry=r,
+        )
+        self.genai_tokens = Histogram(
+            "gen_ai_client_token_usage",
+            "OpenTelemetry GenAI: tokens per call",
+            ["gen_ai_request_model", "gen_ai_token_type"],
+            buckets=TOKEN_BUCKETS,
+            registry=r,
+        )
+        self.genai_ttft = Histogram(
+            "gen_ai_server_time_to_first_token",
+            "OpenTelemetry GenAI: TTFT in seconds",
+            ["gen_ai_request_model"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.genai_tpot = Histogram(
+            "gen_ai_server_time_per_output_token",
+            "OpenTelemetry GenAI: decode time per token",
+            ["gen_ai_request_model"],
+            buckets=ITL_BUCKETS,
+            registry=r,
+        )
+
+    def feature_label(self, feature: str | None) -> str:
+        """Known features keep their name; everything else folds into a few buckets."""
+        if not feature:
+            return "none"
+        if feature in self._features:
+            return feature
+        if feature.startswith("eval:"):
+            return "eval"
+        return "other"
+
+    def observe(self, record: CallRecord, row: dict[str, Any]) -> None:
+        """Count one finished call (called from the log sink's thread)."""
+        labels = (
+            record.model or "unknown",
+            record.backend or "none",
+            record.team_name or "none",
+            self.feature_label(record.feature),
+        )
+        status = "cancelled" if record.cancelled else str(record.status_code)
+        self.calls.labels(*labels, status).inc()
+        if record.status_code >= 400:
+            self.errors.labels(*labels, record.error_type or "Error").inc()
+        for direction, tokens, cost in (
+            ("input", row["prompt_tokens"], row["input_cost"]),
+            ("output", row["completion_tokens"], row["output_cost"]),
+        ):
+            if tokens is not None:
+                self.tokens.labels(*labels, direction).inc(tokens)
+                self.genai_tokens.labels(labels[0], direction).observe(tokens)
+            if cost:
+                self.cost.labels(*labels, direction).inc(cost)
+        if row["ttft_ms"] is not None:
+            self.ttft.labels(*labels).observe(row["ttft_ms"] / 1000)
+            self.genai_ttft.labels(labels[0]).observe(row["ttft_ms"] / 1000)
+        if row["itl_mean_ms"] is not None:
+            self.itl.labels(*labels).observe(row["itl_mean_ms"] / 1000)
+            self.genai_tpot.labels(labels[0]).observe(row["itl_mean_ms"] / 1000)
+        if row["e2e_ms"] is not None:
+            self.e2e.labels(*labels).observe(row["e2e_ms"] / 1000)
+        self.overhead.labels(labels[0], labels[1]).observe(record.overhead_s)
+
+    def add_collector(self, collector: Collector) -> None:
+        """Register a collector that reads live state at scrape time."""
+        self.registry.register(collector)
+
+
+class GaugeCollector(Collector):
+    """Builds gauge families from a callback at each scrape."""
+
+    def __init__(self, read: Any) -> None:
+        self._read = read
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        """Yield the current gauge families."""
+        yield from self._read()

@@ -1,0 +1,1 @@
+"""The OpenAI-compatible proxy endpoints and how they relay bodies and streams."""

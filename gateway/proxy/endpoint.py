@@ -1,0 +1,188 @@
+"""ProxyEndpoint: the ASGI handler behind /v1/chat/completions and /v1/completions."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from datetime import UTC, datetime
+from time import perf_counter
+from typing import Any
+
+import orjson
+from sqlalchemy.exc import SQLAlchemyError
+
+from gateway.auth.keys import KeyInfo, bearer_token
+from gateway.config import ModelConfig
+from gateway.errors import GatewayError
+from gateway.ids import new_call_id, new_request_id
+from gateway.metering.record import CallRecord
+from gateway.proxy.asgi_io import Receive, Scope, Send, header_map, header_text, read_body
+from gateway.proxy.forward import Forwarder
+from gateway.proxy.request_fields import describe_request, source_of
+from gateway.proxy.request_plan import plan_request
+from gateway.state import GatewayState
+
+log = logging.getLogger(__name__)
+CLIENT_CLOSED = 499
+
+
+class ProxyEndpoint:
+    """One OpenAI endpoint, proxied to the model's backends and recorded."""
+
+    def __init__(self, fmt: str, path: str) -> None:
+        self.fmt = fmt
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state: GatewayState = scope["app"].state.plumbline
+        await ProxyCall(state, scope, receive, send, self.fmt, self.path).run()
+
+
+class ProxyCall:
+    """The life of one proxied call, from arrival to its record in the log sink."""
+
+    def __init__(
+        self, state: GatewayState, scope: Scope, receive: Receive, send: Send, fmt: str, path: str
+    ) -> None:
+        self.t0 = perf_counter()
+        self.state = state
+        self.receive = receive
+        self.headers = header_map(scope)
+        self.fmt = fmt
+        feature = header_text(self.headers, b"x-plumbline-feature", 128)
+        self.record = CallRecord(
+            id=new_call_id(),
+            created_at=datetime.now(UTC),
+            request_id=header_text(self.headers, b"x-request-id", 128) or new_request_id(),
+            endpoint=path,
+            t_arrival=self.t0,
+            feature=feature,
+            end_user=header_text(self.headers, b"x-plumbline-user", 256),
+            source=source_of(feature),
+        )
+        self.forwarder = Forwarder(state, self.record, send, path)
+
+    async def run(self) -> None:
+        """Serve the call; whatever happens, hand its record to the sink."""
+        try:
+            await self._handle()
+        except GatewayError as error:
+            self.record.fail(error.status, error.error_type, error.message)
+            await self.forwarder.reply_error(error)
+        except ConnectionAbortedError:
+            self.record.cancelled = True
+            self.record.fail(CLIENT_CLOSED, "ClientClosedRequest", "client closed the connection")
+        except Exception as error:
+            log.exception("proxy call %s failed inside the gateway", self.record.id)
+            failure = GatewayError(
+                500,
+                f"Gateway error ({type(error).__name__}); call id "
+                f"{self.record.id} is in the gateway log.",
+            )
+            self.record.fail(failure.status, failure.error_type, failure.message)
+            await self.forwarder.reply_error(failure)
+        finally:
+            self.record.t_done = perf_counter()
+            self.record.overhead_s = self.forwarder.overhead_s
+            self.state.sink.submit(self.record)
+
+    async def _handle(self) -> None:
+        key = await self._authenticate()
+        limits = self.state.config.limits
+        body = await read_body(
+            self.receive, self.headers, limits.max_body_bytes, limits.body_read_timeout_s
+        )
+        if key.store_bodies:
+            self.record.store_body = True
+            self.record.request_body = body
+        payload = self._parse(body)
+        describe_request(self.record, payload)
+        model = self._model(payload)
+        plan = plan_request(payload, self.fmt, model.logprobs)
+        self.record.logprob_format = self.fmt if plan.capture_logprobs else None
+        self.record.logprob_k = plan.captured_k
+        self.record.logprob_mode = model.logprobs.backend_mode if plan.capture_logprobs else None
+        self.record.price_in = model.price.input_per_million
+        self.record.price_out = model.price.output_per_million
+        self.record.parameters = model.parameters
+        self.record.weight_bytes = model.weight_bytes
+        self.record.memory_bandwidth = model.memory_bandwidth
+        if model.served_name != payload.get("model"):
+            payload["model"] = model.served_name
+            upstream_body = orjson.dumps(payload)
+        else:
+            upstream_body = orjson.dumps(payload) if plan.changed else body
+        self.forwarder.mark_upstream_start(self.t0)
+        await self._until_disconnect(self.forwarder.forward(model, upstream_body, plan))
+
+    async def _authenticate(self) -> KeyInfo:
+        token = bearer_token(header_text(self.headers, b"authorization", 512))
+        if token is None:
+            raise GatewayError(
+                401,
+                "Missing API key: send `Authorization: Bearer <key>` "
+                "(create one with `plumbline keys create --team NAME`).",
+            )
+        try:
+            info = await self.state.keys.resolve(token)
+        except SQLAlchemyError:
+            raise GatewayError(
+                503, "The key store is unreachable and this key is not cached; retry shortly."
+            ) from None
+        if info is None:
+            raise GatewayError(401, "Invalid or revoked API key.")
+        self.record.team_id = info.team_id
+        self.record.team_name = info.team_name
+        self.record.key_id = info.key_id
+        return info
+
+    @staticmethod
+    def _parse(body: bytes) -> dict[str, Any]:
+        try:
+            payload = orjson.loads(body)
+        except orjson.JSONDecodeError as error:
+            raise GatewayError(400, f"Request body is not valid JSON: {error}", "body") from None
+        if not isinstance(payload, dict):
+            raise GatewayError(400, "Request body must be a JSON object.", "body")
+        return payload
+
+    def _model(self, payload: dict[str, Any]) -> ModelConfig:
+        name = payload.get("model")
+        if not isinstance(name, str) or not name:
+            raise GatewayError(400, "You must provide a model name in the `model` field.", "model")
+        model = self.state.config.model(name)
+        if model is None:
+            valid = ", ".join(m.name for m in self.state.config.models)
+            raise GatewayError(
+                404, f"The model `{name[:200]}` does not exist. Valid models: {valid}.", "model"
+            )
+        return model
+
+    async def _until_disconnect(self, work: Awaitable[None]) -> None:
+        """Run `work`, cancelling it (and so the upstream request) if the client hangs up."""
+        task = asyncio.current_task()
+        assert task is not None
+        client_gone = False
+
+        async def watch() -> None:
+            nonlocal client_gone
+            while True:
+                message = await self.receive()
+                if message["type"] == "http.disconnect":
+                    if not self.forwarder.finished:
+                        client_gone = True
+                        task.cancel()
+                    return
+
+        watcher = asyncio.create_task(watch())
+        try:
+            await work
+        except asyncio.CancelledError:
+            if not client_gone:
+                raise
+            task.uncancel()
+            self.record.cancelled = True
+            self.record.fail(CLIENT_CLOSED, "ClientClosedRequest", "client disconnected")
+        finally:
+            watcher.cancel()

@@ -1,0 +1,103 @@
+"""Forwarder: send a call to a backend (retrying elsewhere while nothing reached the client)."""
+
+from __future__ import annotations
+
+from time import perf_counter
+
+import aiohttp
+
+from gateway.config import ModelConfig
+from gateway.errors import GatewayError
+from gateway.metering.record import CallRecord
+from gateway.proxy.asgi_io import Send, send_bytes
+from gateway.proxy.relay import Relay
+from gateway.proxy.request_plan import MeasurementPlan
+from gateway.routing.backend_pool import Backend
+from gateway.state import GatewayState
+
+RETRYABLE_STATUS = frozenset({500, 502, 503})
+
+
+class Forwarder(Relay):
+    """Picks backends, opens the upstream request and hands the response to the relay."""
+
+    def __init__(self, state: GatewayState, record: CallRecord, send: Send, path: str) -> None:
+        super().__init__(record, send)
+        self.state = state
+        self.path = path
+
+    async def forward(self, model: ModelConfig, body: bytes, plan: MeasurementPlan) -> None:
+        """Serve the call from the least busy healthy backend."""
+        if model.provider == "litellm":
+            from gateway.proxy.litellm_route import relay_through_litellm
+
+            await relay_through_litellm(self, model, body, plan)
+            return
+        tried: list[Backend] = []
+        last_problem = ""
+        while True:
+            backend = self.state.pool.pick(model.name, exclude=tuple(tried))
+            if backend is None:
+                if tried:
+                    raise GatewayError(
+                        502, f"Every backend of `{model.name}` failed: {last_problem}"
+                    )
+                raise GatewayError(
+                    503, f"No healthy backend is serving `{model.name}` right now; retry shortly."
+                )
+            tried.append(backend)
+            outcome = await self._try_backend(backend, model, body, plan)
+            if outcome is None:
+                return
+            last_problem = outcome
+
+    async def _try_backend(
+        self, backend: Backend, model: ModelConfig, body: bytes, plan: MeasurementPlan
+    ) -> str | None:
+        """Serve from one backend; return a reason to try another, or None when served."""
+        self.record.backend = backend.url
+        limits = self.state.config.limits
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=limits.connect_timeout_s, sock_read=limits.read_timeout_s
+        )
+        headers = {"Content-Type": "application/json", "X-Request-Id": self.record.request_id}
+        if backend.api_key:
+            headers["Authorization"] = f"Bearer {backend.api_key}"
+        backend.in_flight += 1
+        try:
+            self.upstream_started = perf_counter()
+            try:
+                response = await self.state.http.post(
+                    f"{backend.url}{self.path}", data=body, headers=headers, timeout=timeout
+                )
+            except aiohttp.ClientConnectorError as error:
+                self.state.pool.mark_failed(backend, f"cannot connect: {error}")
+                return f"{backend.url}: cannot connect ({error.os_error})"
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as error:
+                return f"{backend.url}: connection dropped before a response ({error})"
+            except TimeoutError:
+                raise GatewayError(
+                    504, f"The backend did not answer within {limits.read_timeout_s:g} s."
+                ) from None
+            try:
+                if response.status in RETRYABLE_STATUS and self.state.pool.pick(
+                    model.name, exclude=(backend,)
+                ):
+                    await response.read()
+                    return f"{backend.url}: answered {response.status}"
+                await self.relay(response, plan, limits.read_timeout_s)
+            finally:
+                response.close()
+            return None
+        finally:
+            backend.in_flight -= 1
+
+    async def reply_error(self, error: GatewayError) -> None:
+        """Answer an error in OpenAI's shape (as a stream event if the stream already began)."""
+        if self.finished:
+            return
+        if self.started:
+            await self.send_stream_error(error)
+            return
+        self.finished = True
+        await send_bytes(self.send, error.status, error.body(), self.response_headers(None))

@@ -1,0 +1,85 @@
+"""Serve a model through litellm, for hosted providers that do not speak OpenAI's protocol.
+
+litellm is imported only here, on the first call to such a model. Its responses are turned back
+into OpenAI JSON and SSE events so the same metering applies as for vLLM backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from gateway.config import ModelConfig
+from gateway.errors import GatewayError
+from gateway.metering.logprob_codec import CHAT
+from gateway.proxy.body_transform import transform_body
+from gateway.proxy.request_plan import MeasurementPlan
+from gateway.proxy.stream_transform import StreamTransform, encode_event
+
+if TYPE_CHECKING:
+    from gateway.proxy.forward import Forwarder
+
+
+def _provider_error(error: Exception) -> GatewayError:
+    status = getattr(error, "status_code", None)
+    if type(status) is not int or not 400 <= status < 600:
+        status = 502
+    return GatewayError(status, f"Provider error: {getattr(error, 'message', str(error))}")
+
+
+async def _call(model: ModelConfig, payload: dict[str, Any], fmt: str) -> Any:
+    import litellm
+
+    arguments = {k: v for k, v in payload.items() if k != "model"}
+    arguments.update(
+        model=model.litellm_model,
+        api_base=model.api_base,
+        api_key=model.api_key or "unused",
+        drop_params=True,
+    )
+    if fmt == CHAT:
+        return await litellm.acompletion(**arguments)
+    return await litellm.atext_completion(**arguments)
+
+
+async def _events(response: Any) -> AsyncIterator[bytes]:
+    async for chunk in response:
+        yield encode_event(chunk.model_dump(exclude_none=True))
+    yield b"data: [DONE]\n\n"
+
+
+async def relay_through_litellm(
+    forwarder: Forwarder, model: ModelConfig, body: bytes, plan: MeasurementPlan
+) -> None:
+    """Serve one call through litellm, metered like any other."""
+    record = forwarder.record
+    record.backend = f"litellm:{model.litellm_model}"
+    payload = orjson.loads(body)
+    forwarder.upstream_started = perf_counter()
+    try:
+        response = await _call(model, payload, plan.fmt)
+    except Exception as error:
+        raise _provider_error(error) from None
+    if not plan.stream:
+        t = perf_counter()
+        out = transform_body(orjson.dumps(response.model_dump()), 200, record, plan)
+        forwarder.processing_s += perf_counter() - t
+        forwarder.finished = True
+        await forwarder.send_reply(200, out, "application/json")
+        return
+    transform = StreamTransform(record, plan)
+    await forwarder.send_stream_start("text/event-stream; charset=utf-8")
+    try:
+        async for event in _events(response):
+            t = perf_counter()
+            out = b"".join(transform.feed(event, t))
+            forwarder.processing_s += perf_counter() - t
+            if out:
+                await forwarder.send_chunk(out)
+    except Exception as error:
+        raise _provider_error(error) from None
+    forwarder.finished = True
+    await forwarder.send_chunk(b"".join(transform.flush()), last=True)

@@ -1,0 +1,144 @@
+"""Relay: pass a backend's response to the client, metering it on the way."""
+
+from __future__ import annotations
+
+from time import perf_counter
+
+import aiohttp
+
+from gateway.errors import GatewayError
+from gateway.metering.record import CallRecord
+from gateway.proxy.asgi_io import Send, send_bytes
+from gateway.proxy.body_transform import transform_body
+from gateway.proxy.request_plan import MeasurementPlan
+from gateway.proxy.stream_transform import StreamTransform
+from gateway.proxy.upstream_errors import UpstreamProtocolError
+
+STORED_STREAM_LIMIT = 1 << 20
+DONE_EVENT = b"data: [DONE]\n\n"
+
+
+class Relay:
+    """Response half of a call: headers, body or stream, and the gateway's own time."""
+
+    def __init__(self, record: CallRecord, send: Send) -> None:
+        self.record = record
+        self.send = send
+        self.started = False
+        self.finished = False
+        self.upstream_started: float | None = None
+        self.processing_s = 0.0
+        self._t0 = record.t_arrival
+
+    def mark_upstream_start(self, t0: float) -> None:
+        """Remember the arrival time the pre-upstream overhead counts from."""
+        self._t0 = t0
+
+    @property
+    def overhead_s(self) -> float:
+        """Time spent in the gateway: before the upstream request, plus processing after."""
+        end = self.upstream_started if self.upstream_started is not None else perf_counter()
+        return (end - self._t0) + self.processing_s
+
+    def response_headers(self, content_type: str | None) -> list[tuple[bytes, bytes]]:
+        """Headers the gateway sends on every reply."""
+        headers = [
+            (b"content-type", (content_type or "application/json").encode("latin-1")),
+            (b"x-request-id", self.record.request_id.encode("latin-1", "replace")),
+            (b"x-plumbline-call-id", self.record.id.encode()),
+            (b"x-plumbline-overhead-ms", f"{self.overhead_s * 1000:.3f}".encode()),
+        ]
+        return headers
+
+    async def relay(
+        self, response: aiohttp.ClientResponse, plan: MeasurementPlan, read_timeout: float
+    ) -> None:
+        """Relay a stream as events arrive, or a body once complete."""
+        content_type = response.headers.get("Content-Type", "")
+        try:
+            if plan.stream and response.status == 200 and "event-stream" in content_type:
+                await self._relay_stream(response, plan)
+            else:
+                await self._relay_body(response, plan)
+        except TimeoutError:
+            raise GatewayError(
+                504, f"The backend stopped sending for {read_timeout:g} s; the call was abandoned."
+            ) from None
+        except (aiohttp.ClientPayloadError, aiohttp.ClientOSError) as error:
+            raise GatewayError(
+                502, f"The backend closed the connection before the response ended ({error})."
+            ) from None
+        response.release()
+
+    async def send_reply(self, status: int, body: bytes, content_type: str) -> None:
+        """Send a whole response."""
+        await send_bytes(self.send, status, body, self.response_headers(content_type))
+
+    async def send_stream_start(self, content_type: str) -> None:
+        """Send the headers of a stream."""
+        headers = self.response_headers(content_type)
+        await self.send({"type": "http.response.start", "status": 200, "headers": headers})
+        self.started = True
+
+    async def send_chunk(self, data: bytes, last: bool = False) -> None:
+        """Send part of a stream."""
+        await self.send({"type": "http.response.body", "body": data, "more_body": not last})
+
+    async def _relay_body(self, response: aiohttp.ClientResponse, plan: MeasurementPlan) -> None:
+        body = await response.read()
+        t = perf_counter()
+        content_type = response.headers.get("Content-Type")
+        try:
+            out = transform_body(body, response.status, self.record, plan)
+        except UpstreamProtocolError as error:
+            raise GatewayError(
+                502,
+                f"The backend answered {response.status} with a body that is not "
+                f"OpenAI JSON: {error}.",
+            ) from None
+        if self.record.store_body:
+            self.record.response_body = out
+        self.processing_s += perf_counter() - t
+        self.finished = True
+        await self.send_reply(response.status, out, content_type or "application/json")
+
+    async def _relay_stream(self, response: aiohttp.ClientResponse, plan: MeasurementPlan) -> None:
+        await self.send_stream_start(response.headers.get("Content-Type", "text/event-stream"))
+        transform = StreamTransform(self.record, plan)
+        stored: list[bytes] = []
+        stored_size = 0
+        buffer = b""
+        async for data in response.content.iter_any():
+            t = perf_counter()
+            buffer += data
+            out: list[bytes] = []
+            while (end := buffer.find(b"\n\n")) >= 0:
+                try:
+                    out.extend(transform.feed(buffer[: end + 2], t))
+                except UpstreamProtocolError as error:
+                    raise GatewayError(502, str(error)) from None
+                buffer = buffer[end + 2 :]
+            if out:
+                chunk = b"".join(out)
+                if self.record.store_body and stored_size < STORED_STREAM_LIMIT:
+                    stored.append(chunk)
+                    stored_size += len(chunk)
+                self.processing_s += perf_counter() - t
+                await self.send_chunk(chunk)
+            else:
+                self.processing_s += perf_counter() - t
+        if not transform.done:
+            raise GatewayError(502, "The backend ended the stream without `data: [DONE]`.")
+        tail = b"".join(transform.flush())
+        self.finished = True
+        if stored:
+            self.record.response_body = b"".join(stored)
+        await self.send_chunk(tail, last=True)
+
+    async def send_stream_error(self, error: GatewayError) -> None:
+        """End a started stream with an error event, as vLLM does for mid-stream failures."""
+        self.finished = True
+        event = b"data: " + error.body() + b"\n\n"
+        await self.send(
+            {"type": "http.response.body", "body": event + DONE_EVENT, "more_body": False}
+        )

@@ -1,0 +1,1 @@
+"""Getting call records into the database without slowing calls: queue, batch writer, spool."""

@@ -1,0 +1,166 @@
+"""Turn CallRecords into table rows (off the hot path, in the writer thread)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.metering import logprob_codec
+from gateway.metering.cost import call_cost
+from gateway.metering.logprob_summary import summarize_logprobs
+from gateway.metering.record import CallRecord
+from gateway.metering.timings import phase_timings
+
+
+@dataclass(slots=True)
+class RowBatch:
+    """Rows for the three call tables, written in one transaction."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    logprobs: list[dict[str, Any]] = field(default_factory=list)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def extend(self, other: RowBatch) -> None:
+        """Append another batch's rows."""
+        self.calls.extend(other.calls)
+        self.logprobs.extend(other.logprobs)
+        self.bodies.extend(other.bodies)
+
+
+def _usage_counts(record: CallRecord) -> tuple[int | None, int | None, int | None, str | None]:
+    usage = record.usage
+    if usage:
+        details = usage.get("prompt_tokens_details") or {}
+        return (
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+            details.get("cached_tokens"),
+            "backend",
+        )
+    if record.completion_tokens_seen:
+        return None, record.completion_tokens_seen, None, "counted"
+    return None, None, None, None
+
+
+def _engine_times(metrics: dict[str, Any] | None) -> dict[str, float | None]:
+    metrics = metrics or {}
+    return {
+        "engine_queue_ms": metrics.get("queue_time_ms"),
+        "engine_prefill_ms": metrics.get("time_to_first_token_ms"),
+        "engine_decode_ms": metrics.get("generation_time_ms"),
+        "engine_itl_ms": metrics.get("mean_itl_ms"),
+    }
+
+
+def call_row(record: CallRecord) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The `calls` row of a record, plus its `call_logprobs` row when it has logprobs."""
+    prompt, completion, cached, usage_source = _usage_counts(record)
+    timings = phase_timings(record.t_arrival, record.token_chunk_times, record.t_done)
+    cost = call_cost(
+        prompt,
+        completion,
+        price_in=record.price_in,
+        price_out=record.price_out,
+        parameters=record.parameters,
+        weight_bytes=record.weight_bytes,
+        memory_bandwidth=record.memory_bandwidth,
+    )
+    row: dict[str, Any] = {
+        "id": record.id,
+        "created_at": record.created_at,
+        "request_id": record.request_id,
+        "team_id": record.team_id,
+        "key_id": record.key_id,
+        "feature": record.feature,
+        "end_user": record.end_user,
+        "source": record.source,
+        "endpoint": record.endpoint,
+        "model": record.model,
+        "backend": record.backend,
+        "stream": record.stream,
+        "n": record.n,
+        "temperature": record.temperature,
+        "top_p": record.top_p,
+        "seed": record.seed,
+        "max_tokens": record.max_tokens,
+        "status_code": record.status_code,
+        "cancelled": record.cancelled,
+        "error_type": record.error_type,
+        "error_message": record.error_message,
+        "finish_reason": record.finish_reason,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "cached_tokens": cached,
+        "usage_source": usage_source,
+        "ttft_ms": timings.ttft_ms,
+        "decode_ms": timings.decode_ms,
+        "itl_mean_ms": timings.itl_mean_ms,
+        "itl_p50_ms": timings.itl_p50_ms,
+        "itl_p95_ms": timings.itl_p95_ms,
+        "itl_max_ms": timings.itl_max_ms,
+        "e2e_ms": timings.e2e_ms,
+        "overhead_ms": record.overhead_s * 1000,
+        **_engine_times(record.engine_metrics),
+        "input_cost": cost.input_cost,
+        "output_cost": cost.output_cost,
+        "flops_estimate": cost.flops_estimate,
+        "decode_floor_ms": cost.decode_floor_ms,
+        "logprob_mode": record.logprob_mode,
+        "logprob_mean": None,
+        "logprob_min_margin": None,
+        "near_ties": None,
+    }
+    if not record.logprob_chunks or record.logprob_format is None:
+        return row, None
+    per_choice = logprob_codec.merge_choices(record.logprob_format, record.logprob_chunks)
+    summary = summarize_logprobs(record.logprob_format, per_choice)
+    row["logprob_mean"] = summary.mean_logprob
+    row["logprob_min_margin"] = summary.min_margin
+    row["near_ties"] = summary.near_ties
+    logprobs_row = {
+        "call_id": record.id,
+        "created_at": record.created_at,
+        "team_id": record.team_id,
+        "format": record.logprob_format,
+        "token_count": logprob_codec.token_count(record.logprob_format, per_choice),
+        "top_k": record.logprob_k,
+        "payload": logprob_codec.encode(record.logprob_format, per_choice),
+    }
+    return row, logprobs_row
+
+
+def body_row(record: CallRecord) -> dict[str, Any] | None:
+    """The `call_bodies` row of a record whose team opted in to body storage."""
+    if not record.store_body or record.request_body is None:
+        return None
+    return {
+        "call_id": record.id,
+        "created_at": record.created_at,
+        "team_id": record.team_id,
+        "end_user": record.end_user,
+        "request_body": record.request_body.decode("utf-8", "replace"),
+        "response_body": (
+            record.response_body.decode("utf-8", "replace") if record.response_body else None
+        ),
+    }
+
+
+RowObserver = Callable[[CallRecord, dict[str, Any]], None]
+
+
+def build_rows(records: list[CallRecord]) -> RowBatch:
+    """Rows for a batch of records."""
+    batch = RowBatch()
+    for record in records:
+        row, logprobs_row = call_row(record)
+        batch.calls.append(row)
+        if logprobs_row is not None:
+            batch.logprobs.append(logprobs_row)
+        body = body_row(record)
+        if body is not None:
+            batch.bodies.append(body)
+    return batch

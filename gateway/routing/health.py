@@ -1,0 +1,101 @@
+"""HealthMonitor: probes each backend's /health, scrapes its /metrics and reads /v1/models."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import aiohttp
+import orjson
+from prometheus_client.parser import text_string_to_metric_families
+
+from gateway.config import HealthConfig
+from gateway.routing.backend_pool import Backend, BackendPool
+
+log = logging.getLogger(__name__)
+
+ENGINE_GAUGES = {
+    "vllm:num_requests_running": "running",
+    "vllm:num_requests_waiting": "waiting",
+    "vllm:kv_cache_usage_perc": "kv_cache_usage",
+}
+
+
+def parse_engine_gauges(text: str) -> dict[str, float]:
+    """Sum the vLLM load gauges over engines from a Prometheus text page."""
+    gauges: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        name = ENGINE_GAUGES.get(family.name)
+        if name is None:
+            continue
+        gauges[name] = sum(sample.value for sample in family.samples)
+    return gauges
+
+
+class HealthMonitor:
+    """Keeps each backend's health, load gauges and served models current."""
+
+    def __init__(self, pool: BackendPool, http: aiohttp.ClientSession, config: HealthConfig):
+        self.pool = pool
+        self.http = http
+        self.config = config
+        self._task: asyncio.Task[None] | None = None
+
+    async def check_all(self) -> None:
+        """Probe every backend once, concurrently."""
+        await asyncio.gather(*(self.check(b) for b in self.pool.all()))
+
+    async def check(self, backend: Backend) -> None:
+        """Probe one backend; a failed probe takes it out of rotation."""
+        timeout = aiohttp.ClientTimeout(total=self.config.timeout_s)
+        headers = {"Authorization": f"Bearer {backend.api_key}"} if backend.api_key else {}
+        try:
+            async with self.http.get(f"{backend.url}/health", timeout=timeout) as response:
+                healthy = response.status == 200
+            if healthy:
+                await self._scrape(backend, timeout, headers)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as error:
+            if backend.healthy:
+                log.warning("backend %s failed its health check: %s", backend.url, error)
+            self.pool.mark_failed(backend, f"health check failed: {error!r}")
+            return
+        if not healthy:
+            self.pool.mark_failed(backend, "health check returned non-200")
+            return
+        if not backend.healthy:
+            log.info("backend %s is healthy again", backend.url)
+        backend.healthy = True
+        backend.last_error = None
+
+    async def _scrape(
+        self, backend: Backend, timeout: aiohttp.ClientTimeout, headers: dict[str, str]
+    ) -> None:
+        async with self.http.get(f"{backend.url}/metrics", timeout=timeout) as response:
+            if response.status == 200:
+                backend.engine_gauges = parse_engine_gauges(await response.text())
+        async with self.http.get(
+            f"{backend.url}/v1/models", timeout=timeout, headers=headers
+        ) as response:
+            if response.status == 200:
+                data = orjson.loads(await response.read())
+                backend.served_models = {m["id"]: m for m in data.get("data", [])}
+
+    def start(self) -> None:
+        """Probe periodically in the background."""
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        """Stop probing."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.interval_s)
+            try:
+                await self.check_all()
+            except Exception:
+                log.exception("health check round failed")

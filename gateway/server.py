@@ -1,0 +1,24 @@
+"""Run the gateway under uvicorn."""
+
+from __future__ import annotations
+
+import uvicorn
+
+from gateway.app import create_app
+from gateway.config import GatewayConfig
+from plumbline.settings import Settings
+
+
+def serve(settings: Settings, config: GatewayConfig, host: str, port: int) -> None:
+    """Serve until interrupted; SIGTERM drains in-flight calls and writes queued records."""
+    app = create_app(settings, config)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=30,
+    )

@@ -1,0 +1,52 @@
+"""Routes: /health, /metrics and the merged /v1/models."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from gateway.api.deps import CallerDep, StateDep
+
+router = APIRouter()
+
+
+@router.get("/health", tags=["service"])
+def health(state: StateDep) -> dict[str, Any]:
+    """Liveness plus whether calls are being written or spooled."""
+    backends = state.pool.all()
+    return {
+        "status": "ok",
+        "database": "up" if state.sink.stats.database_up else "spooling",
+        "backends_healthy": sum(1 for b in backends if b.healthy),
+        "backends_total": len(backends),
+    }
+
+
+@router.get("/metrics", tags=["service"])
+def metrics(state: StateDep) -> Response:
+    """Prometheus exposition of the gateway's metrics."""
+    return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/v1/models", tags=["openai"])
+def models(state: StateDep, caller: CallerDep) -> dict[str, Any]:
+    """The configured models, with what their backends report (such as max_model_len)."""
+    data = []
+    for model in state.config.models:
+        entry: dict[str, Any] = {
+            "id": model.name,
+            "object": "model",
+            "created": int(time.time()),
+            "owned_by": "plumbline",
+        }
+        for backend in state.pool.backends(model.name):
+            served = backend.served_models.get(model.served_name)
+            if served:
+                entry["max_model_len"] = served.get("max_model_len")
+                entry["root"] = served.get("root")
+                break
+        data.append(entry)
+    return {"object": "list", "data": data}

@@ -1,0 +1,33 @@
+"""GatewayState: the long-lived objects one gateway app owns, built in its lifespan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiohttp
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from gateway.auth.key_cache import KeyCache
+from gateway.config import GatewayConfig
+from gateway.metrics import GatewayMetrics
+from gateway.recording.sink import LogSink
+from gateway.routing.backend_pool import BackendPool
+from gateway.routing.health import HealthMonitor
+from plumbline.settings import Settings
+
+
+@dataclass(slots=True)
+class GatewayState:
+    """Everything a request handler needs, reachable as `app.state.plumbline`."""
+
+    settings: Settings
+    config: GatewayConfig
+    engine: Engine
+    sessions: sessionmaker[Session]
+    sink: LogSink
+    http: aiohttp.ClientSession
+    pool: BackendPool
+    monitor: HealthMonitor
+    keys: KeyCache
+    metrics: GatewayMetrics

@@ -1,0 +1,33 @@
+"""`plumbline gateway`: serve the proxy, read API and metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the gateway command to the CLI."""
+
+    @app.command("gateway")
+    def gateway(
+        config: Annotated[Path, typer.Option(help="Gateway YAML (models, backends, prices)")],
+        host: Annotated[str, typer.Option(help="Address to bind")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="Port to bind")] = 8080,
+    ) -> None:
+        """Serve the OpenAI-compatible gateway that records every call."""
+        from pydantic import ValidationError
+
+        from gateway.config import load_gateway_config
+        from gateway.server import serve
+        from plumbline.logging_setup import configure_logging
+        from plumbline.settings import Settings
+
+        configure_logging()
+        try:
+            gateway_config = load_gateway_config(config)
+        except (OSError, ValidationError, ValueError) as error:
+            raise typer.BadParameter(f"{config}: {error}", param_hint="--config") from None
+        serve(Settings(), gateway_config, host, port)

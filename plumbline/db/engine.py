@@ -1,0 +1,50 @@
+"""Engine and session factories for Postgres (psycopg 3) and SQLite."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def normalize_url(url: str) -> str:
+    """Use the psycopg 3 driver for plain postgres URLs."""
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets the gateway's writer and the read API work at once; busy_timeout rides out locks.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def create_db_engine(url: str, *, pool_size: int = 5, echo: bool = False) -> Engine:
+    """Build an engine with sensible per-dialect settings."""
+    url = normalize_url(url)
+    if url.startswith("sqlite"):
+        engine = create_engine(url, echo=echo, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _configure_sqlite)
+        return engine
+    return create_engine(
+        url,
+        echo=echo,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        pool_recycle=1800,
+        connect_args={"connect_timeout": 5},
+    )
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions that keep loaded objects usable after commit."""
+    return sessionmaker(bind=engine, expire_on_commit=False)

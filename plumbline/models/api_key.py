@@ -1,0 +1,26 @@
+"""API keys: only a salted hash is stored; the prefix finds the row without a scan."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, func
+from sqlalchemy.orm import Mapped, mapped_column
+
+from plumbline.db.base import Base
+
+
+class ApiKey(Base):
+    """A key a team presents as `Authorization: Bearer <key>`."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(128), default="default")
+    prefix: Mapped[str] = mapped_column(String(16), unique=True)
+    salt: Mapped[str] = mapped_column(String(64))
+    key_hash: Mapped[str] = mapped_column(String(128))
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -1,0 +1,69 @@
+"""One row per proxied call: who, what, how long each phase took, tokens, cost, logprob summary."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Boolean, DateTime, Float, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from plumbline.db.base import Base
+
+
+class Call(Base):
+    """A call through the gateway, written by the log sink (partitioned by day on Postgres)."""
+
+    __tablename__ = "calls"
+    __table_args__ = (
+        Index("ix_calls_team_created", "team_id", "created_at"),
+        Index("ix_calls_feature_created", "feature", "created_at"),
+        Index("ix_calls_request_id", "request_id"),
+        {"postgresql_partition_by": "RANGE (created_at)"},
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    request_id: Mapped[str] = mapped_column(String(128))
+    team_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    key_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    feature: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    end_user: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    source: Mapped[str] = mapped_column(String(16), default="product")
+    endpoint: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    backend: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    stream: Mapped[bool] = mapped_column(Boolean, default=False)
+    n: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    temperature: Mapped[float | None] = mapped_column(Float, nullable=True)
+    top_p: Mapped[float | None] = mapped_column(Float, nullable=True)
+    seed: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    max_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status_code: Mapped[int] = mapped_column(Integer)
+    cancelled: Mapped[bool] = mapped_column(Boolean, default=False)
+    error_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    finish_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cached_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    usage_source: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    ttft_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    decode_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    itl_mean_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    itl_p50_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    itl_p95_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    itl_max_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    e2e_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    overhead_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    engine_queue_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    engine_prefill_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    engine_decode_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    engine_itl_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    input_cost: Mapped[float | None] = mapped_column(Float, nullable=True)
+    output_cost: Mapped[float | None] = mapped_column(Float, nullable=True)
+    flops_estimate: Mapped[float | None] = mapped_column(Float, nullable=True)
+    decode_floor_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    logprob_mode: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    logprob_mean: Mapped[float | None] = mapped_column(Float, nullable=True)
+    logprob_min_margin: Mapped[float | None] = mapped_column(Float, nullable=True)
+    near_ties: Mapped[int | None] = mapped_column(Integer, nullable=True)
