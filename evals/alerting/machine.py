@@ -101,9 +101,9 @@ def _level_step(
     if not prior.status.active:
         return _open_step(key, prior, breach, rule.consecutive, breach_text, run_id)
     level = estimate.bound(rule.recover_bound)
-    recovered = level >= rule.recover_level
+    recovered = level >= rule.recover_at
     sign = ">=" if recovered else "<"
-    recover_text = f"{rule.recover_bound.value} {level:.3f} {sign} recover {rule.recover_level:.3f}"
+    recover_text = f"{rule.recover_bound.value} {level:.3f} {sign} recover {rule.recover_at:.3f}"
     return _active_step(key, prior, recovered, rule.recover_consecutive, recover_text, policy)
 
 

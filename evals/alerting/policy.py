@@ -29,13 +29,20 @@ class LevelRule(BaseModel):
     threshold: float = Field(0.90, gt=0, lt=1)
     bound: Bound = Bound.UPPER
     consecutive: int = Field(2, ge=1, le=100)
-    recover_level: float = Field(0.92, gt=0, le=1)
+    recover_level: float | None = Field(None, gt=0, le=1)
     recover_bound: Bound = Bound.LOWER
     recover_consecutive: int = Field(1, ge=1, le=100)
 
+    @property
+    def recover_at(self) -> float:
+        """The level to clear for resolving: recover_level, else threshold + 0.02."""
+        if self.recover_level is not None:
+            return self.recover_level
+        return min(1.0, round(self.threshold + 0.02, 10))
+
     @model_validator(mode="after")
     def _hysteresis(self) -> LevelRule:
-        if self.recover_level < self.threshold:
+        if self.recover_level is not None and self.recover_level < self.threshold:
             raise ValueError(
                 f"recover_level {self.recover_level} is below threshold {self.threshold}: "
                 "the alert would flap"
