@@ -108,7 +108,7 @@ def suite_fire_rate(
                 float(point[run, suite]),
                 float(lower[run, suite]),
                 float(upper[run, suite]),
-                "cluster_t",
+                "cluster_wilson",
             )
             evaluation = evaluate_alerts(state, RunObservation(f"run-{run}", estimate), suite_only)
             state = evaluation.state

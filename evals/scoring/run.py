@@ -14,9 +14,9 @@ from evals.scoring.questions import score_questions
 from evals.scoring.repeatability import repeatability
 from evals.scoring.samples import prepare_samples
 from evals.scoring.schema import PARAPHRASE_DTYPES, QUESTION_DTYPES, conform
-from evals.scoring.statistics import Estimate, cluster_bootstrap_estimate, cluster_t_estimate
+from evals.scoring.statistics import Estimate, cluster_bootstrap_estimate, cluster_wilson_estimate
 
-IntervalMethod = Literal["cluster_t", "cluster_bootstrap"]
+IntervalMethod = Literal["cluster_wilson", "cluster_bootstrap"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,7 @@ class ScoringOptions:
     """Knobs of the statistics; the defaults are the documented behaviour."""
 
     confidence: float = 0.95
-    interval_method: IntervalMethod = "cluster_t"
+    interval_method: IntervalMethod = "cluster_wilson"
     bootstrap_samples: int = 4000
     seed: int = 0
     context_fraction: float = 0.95
@@ -143,7 +143,7 @@ def score_run(
             options.seed,
         )
     else:
-        agreement = cluster_t_estimate(
+        agreement = cluster_wilson_estimate(
             questions["modal_count"].tolist(), questions["n_samples"].tolist(), options.confidence
         )
     comparison = None
