@@ -1,0 +1,45 @@
+"""`create_app(config)`: the simulator as an ASGI app, all state built here or in the lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from simulator.admin import build_admin_router
+from simulator.chat_route import build_chat_router
+from simulator.completion_route import build_completion_router
+from simulator.config import SimulatorConfig
+from simulator.headers_middleware import ResponseHeadersMiddleware
+from simulator.info_routes import build_info_router
+from simulator.state import SimulatorState
+from simulator.tokenize_routes import build_tokenize_router
+
+
+def create_app(config: SimulatorConfig | None = None) -> FastAPI:
+    """A simulated vLLM 0.32 OpenAI-compatible server; the engine clock runs in the lifespan."""
+    state = SimulatorState(config or SimulatorConfig())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state.engine.start()
+        try:
+            yield
+        finally:
+            await state.engine.stop()
+
+    app = FastAPI(title="vLLM API (simulated)", lifespan=lifespan)
+    app.state.sim = state
+    for router in (
+        build_chat_router(),
+        build_completion_router(),
+        build_info_router(),
+        build_tokenize_router(),
+        build_admin_router(),
+    ):
+        app.include_router(router)
+    app.add_middleware(
+        ResponseHeadersMiddleware, request_id_headers=state.config.enable_request_id_headers
+    )
+    return app

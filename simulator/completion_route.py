@@ -1,0 +1,93 @@
+"""POST /v1/completions."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from simulator.choices import PromptInfo
+from simulator.completion_response import CompletionFormatter
+from simulator.errors import ApiError, engine_dead_error
+from simulator.logprobs_format import prompt_logprobs_body, prompt_token_logprobs
+from simulator.protocol import CompletionRequest
+from simulator.request_pipeline import build_job, response_id, response_options, sampling_settings
+from simulator.state import SimulatorState
+from simulator.streaming import GenerationResponse
+from simulator.validation import check_completion, parse_body, resolve_max_tokens
+
+
+async def create_completion(request: Request) -> Response:
+    """Validate like vLLM, prepare the choices, hand the job to the engine."""
+    state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
+    try:
+        body = parse_body(await request.body(), CompletionRequest)
+        return _prepare(state, request, body)
+    except ApiError as error:
+        state.stats.rejected += 1
+        return error.response()
+
+
+def _prompts(state: SimulatorState, body: CompletionRequest) -> list[PromptInfo]:
+    raw = body.prompt
+    items: list[str | list[int]]
+    if isinstance(raw, str):
+        items = [raw]
+    elif raw and isinstance(raw[0], int):
+        items = [[int(t) for t in raw if isinstance(t, int)]]
+    else:
+        items = list(raw or [])  # type: ignore[arg-type]
+    tokenizer = state.tokenizer
+    prompts = []
+    for item in items:
+        if isinstance(item, str):
+            prompts.append(PromptInfo(tokenizer.encode(item), item))
+            continue
+        for token in item:
+            if not 0 <= token < tokenizer.vocab_size:
+                raise ApiError(f"Token id {token} is out of vocabulary", param="prompt")
+        prompts.append(PromptInfo(list(item), tokenizer.decode(item)))
+    return prompts
+
+
+def _prepare(state: SimulatorState, request: Request, body: CompletionRequest) -> Response:
+    config = state.config
+    check_completion(body, config.max_logprobs)
+    state.check_model(body.model)
+    if body.suffix is not None:
+        raise ApiError("suffix is not currently supported", param="suffix")
+    plan = state.fault_plan(request.headers)
+    if plan.engine_dead:
+        raise engine_dead_error()
+    prompts = _prompts(state, body)
+    max_tokens = min(
+        resolve_max_tokens(body.max_tokens, len(p.token_ids), config.max_model_len) for p in prompts
+    )
+    settings = sampling_settings(body, max_tokens, body.logprobs)
+    options = response_options(
+        state, body, response_id("cmpl", request.headers, body), body.logprobs
+    )
+    options.echo = body.echo
+    model = state.pseudo_model
+    prompt_top = body.prompt_logprobs
+    if prompt_top is None and body.echo and body.logprobs is not None:
+        prompt_top = body.logprobs
+    options.prompt_logprobs = prompt_top
+    for prompt in prompts:
+        if body.echo and body.logprobs is not None:
+            prompt.logprobs = prompt_token_logprobs(model, prompt.token_ids, body.logprobs)
+        if prompt_top is not None:
+            prompt.logprobs_body = prompt_logprobs_body(
+                state.tokenizer, model, prompt.token_ids, prompt_top
+            )
+    job = build_job(state, prompts, settings, body.n or 1, options)
+    return GenerationResponse(
+        job, CompletionFormatter(job, state.tokenizer), state.engine, state.stats, plan
+    )
+
+
+def build_completion_router() -> APIRouter:
+    """Router with the completions endpoint."""
+    router = APIRouter()
+    router.add_api_route("/v1/completions", create_completion, methods=["POST"])
+    return router

@@ -1,0 +1,1 @@
+"""The simulated inference engine: scheduler, batch clock and per-sequence state."""

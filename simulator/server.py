@@ -1,0 +1,45 @@
+"""`serve()`: run the simulator under uvicorn (uvloop + httptools) until interrupted."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import uvicorn
+
+from simulator.app import create_app
+from simulator.config import SimulatorConfig
+from simulator.streaming import SimulatedConnectionDrop
+
+
+class _DropNoise(logging.Filter):
+    """Injected connection drops are planned; keep their tracebacks out of the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, SimulatedConnectionDrop)
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    config_path: str | Path | None = None,
+    *,
+    fd: int | None = None,
+) -> None:
+    """Serve on host:port (or an inherited listening socket `fd`) with the YAML config."""
+    config = SimulatorConfig.from_yaml(config_path) if config_path else SimulatorConfig()
+    app = create_app(config)
+    logging.getLogger("uvicorn.error").addFilter(_DropNoise())
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        fd=fd,
+        loop="uvloop",
+        http="httptools",
+        log_level=config.log_level,
+        access_log=False,
+        timeout_keep_alive=30,
+        backlog=4096,
+    )

@@ -1,0 +1,47 @@
+"""Counters the /_sim/stats endpoint reports: requests received, in flight, done, cancelled."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from typing import Any
+
+
+class SimStats:
+    """Request-level bookkeeping of the generation endpoints."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Zero every counter except what is in flight right now."""
+        self.received = 0
+        self.completed = 0
+        self.cancelled = 0
+        self.rejected = 0
+        self.faults: Counter[str] = Counter()
+        self.cancellations: deque[dict[str, Any]] = deque(maxlen=200)
+
+    def record_cancel(self, request_id: str, disconnected_at: float, cancelled_at: float) -> None:
+        """The client went away and the request was cancelled at `cancelled_at`."""
+        self.cancelled += 1
+        self.cancellations.append(
+            {
+                "request_id": request_id,
+                "disconnect_to_cancel_ms": (cancelled_at - disconnected_at) * 1000.0,
+            }
+        )
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        latencies = [c["disconnect_to_cancel_ms"] for c in self.cancellations]
+        return {
+            "requests_received": self.received,
+            "in_flight": self.in_flight,
+            "completed": self.completed,
+            "cancelled": self.cancelled,
+            "rejected": self.rejected,
+            "faults_injected": dict(self.faults),
+            "cancellations": list(self.cancellations),
+            "max_disconnect_to_cancel_ms": max(latencies, default=None),
+        }
