@@ -42,7 +42,9 @@ class LevelRule(BaseModel):
 
     @model_validator(mode="after")
     def _hysteresis(self) -> LevelRule:
-        if self.recover_level is not None and self.recover_level < self.threshold:
+        # A rule that inherits the suite threshold is checked against it by the suite loader.
+        explicit = "threshold" in self.model_fields_set
+        if explicit and self.recover_level is not None and self.recover_level < self.threshold:
             raise ValueError(
                 f"recover_level {self.recover_level} is below threshold {self.threshold}: "
                 "the alert would flap"

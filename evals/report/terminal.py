@@ -52,13 +52,14 @@ def _questions_table(score: RunScore, limit: int) -> Table:
         table.add_column(column)
     for row in score.worst_questions(limit).to_dict("records"):
         below = row["agreement_upper"] < score.info.threshold
+        # Text, not str: answers and ids are data and must never be read as rich markup.
         table.add_row(
-            str(row["question_id"]),
+            Text(str(row["question_id"])),
             Text(f"{row['agreement']:.2f}", style="red" if below else ""),
-            f"[{row['agreement_lower']:.2f}, {row['agreement_upper']:.2f}]",
-            _text(row["modal_answer"]),
-            str(row["parse_failures"]),
-            _text(row["flags"]),
+            Text(f"[{row['agreement_lower']:.2f}, {row['agreement_upper']:.2f}]"),
+            Text(_text(row["modal_answer"])),
+            Text(str(row["parse_failures"])),
+            Text(_text(row["flags"])),
         )
     return table
 
@@ -69,25 +70,25 @@ def _bars(score: RunScore, limit: int) -> Table:
         filled = round(float(row["agreement"]) * _BAR_WIDTH)
         colour = "red" if row["agreement_upper"] < score.info.threshold else "green"
         bar = Text("\u2588" * filled, style=colour) + Text("\u2591" * (_BAR_WIDTH - filled))
-        table.add_row(str(row["question_id"]), bar, f"{row['agreement']:.2f}")
+        table.add_row(Text(str(row["question_id"])), bar, Text(f"{row['agreement']:.2f}"))
     return table
 
 
 def _divergences(score: RunScore) -> list[RenderableType]:
     parts: list[RenderableType] = []
     for question_id, report in sorted(score.divergences.items()):
-        table = Table(
-            title=f"{question_id}: {report.explanation()} [{report.logprobs_mode}]",
-            show_header=False,
-            box=None,
-        )
+        parts.append(Text(f"{question_id}: {report.explanation()} [{report.logprobs_mode}]"))
+        table = Table(show_header=False, box=None)
         for branch in report.branches[:5]:
             p = branch.probability or 0.0
             answers = ", ".join(
                 f"{k if k is not None else 'parse failure'} x{n}" for k, n in branch.answers
             )
             table.add_row(
-                repr(branch.token), Text("\u2588" * round(p * _BAR_WIDTH)), f"{p:.2f}", answers
+                Text(repr(branch.token)),
+                Text("\u2588" * round(p * _BAR_WIDTH)),
+                Text(f"{p:.2f}"),
+                Text(answers),
             )
         parts.append(table)
     return parts

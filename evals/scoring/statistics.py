@@ -167,4 +167,5 @@ def paired_t_test(differences: Sequence[float], confidence: float = 0.95) -> Pai
         return PairedTest(delta, delta, delta, 1.0 if delta == 0.0 else 0.0, n)
     se = sd / math.sqrt(n)
     half = t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1) * se
-    return PairedTest(delta, delta - half, delta + half, two_sided_p(delta / se, n - 1), n)
+    lower, upper = max(-1.0, delta - half), min(1.0, delta + half)
+    return PairedTest(delta, lower, upper, two_sided_p(delta / se, n - 1), n)

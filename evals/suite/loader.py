@@ -35,7 +35,10 @@ def _validate(data: dict[str, Any], root: yaml.Node | None) -> Suite:
     try:
         suite = Suite.model_validate(data)
     except ValidationError as exc:
-        raise SuiteError([_problem(error, data, root) for error in exc.errors()]) from exc
+        errors = exc.errors()
+        # A tuple whose items failed also reports "too short"; the item errors say why.
+        errors = [e for e in errors if not (e["type"] == "too_short" and _has_inner(e, errors))]
+        raise SuiteError([_problem(error, data, root) for error in errors]) from exc
     problems = [
         SuiteProblem(*locate(root, data, loc), message) for loc, message in cross_checks(suite)
     ]
@@ -64,3 +67,8 @@ def _problem(error: ErrorDetails, data: dict[str, Any], root: yaml.Node | None) 
         message = "required field missing"
     line, path = locate(root, data, loc)
     return SuiteProblem(line, path, message)
+
+
+def _has_inner(error: ErrorDetails, errors: list[ErrorDetails]) -> bool:
+    loc = tuple(error["loc"])
+    return any(len(e["loc"]) > len(loc) and tuple(e["loc"][: len(loc)]) == loc for e in errors)

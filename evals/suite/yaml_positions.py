@@ -83,13 +83,16 @@ def locate(
             value = value[part]
         else:
             value = None
-        if child is None:
+        if child is not None:
+            node, line = child, child.start_mark.line + 1
+        elif root is not None:
             break
-        node, line = child, child.start_mark.line + 1
     return line, "".join(parts) or DOCUMENT
 
 
 def _child(node: yaml.Node | None, part: int | str) -> yaml.Node | None:
+    if node is None:
+        return None
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode) and key.value == str(part):

@@ -32,7 +32,9 @@ def test_choice(text: str, key: str) -> None:
 
 
 def test_ambiguous_and_missing_choices_fail() -> None:
-    assert parse_answer(SPEC, "yes or no, hard to say") == ParseFailure("ambiguous: names 'yes', 'no'")
+    assert parse_answer(SPEC, "yes or no, hard to say") == ParseFailure(
+        "ambiguous: names 'yes', 'no'"
+    )
     assert parse_answer(SPEC, "maybe") == ParseFailure("names none of the options")
 
 

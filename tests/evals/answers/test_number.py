@@ -26,14 +26,21 @@ def test_number_in_months(text: str, key: str) -> None:
 
 def test_units_convert_without_a_spec_unit() -> None:
     spec = NumberAnswer()
-    keys = {parse_answer(spec, t) for t in ("12 months", "1 year", "twelve months", "365.2425 days")}
+    keys = {
+        parse_answer(spec, t) for t in ("12 months", "1 year", "twelve months", "365.2425 days")
+    }
     assert keys == {ParsedAnswer("1 year")}
     assert parse_answer(spec, "12") != parse_answer(spec, "12 months")
 
 
 @pytest.mark.parametrize(
     ("text", "key"),
-    [("$1.5 million", "1500000 USD"), ("1,250 EUR", "1250 EUR"), ("5%", "5 percent"), ("-3.5 kg", "-3.5 kg")],
+    [
+        ("$1.5 million", "1500000 USD"),
+        ("1,250 EUR", "1250 EUR"),
+        ("5%", "5 percent"),
+        ("-3.5 kg", "-3.5 kg"),
+    ],
 )
 def test_scales_currency_percent_and_signs(text: str, key: str) -> None:
     assert parse_answer(NumberAnswer(), text) == ParsedAnswer(key)

@@ -35,15 +35,17 @@ def test_json_field_in_fences_and_bare() -> None:
     fenced = 'Here you go:\n```json\n{"cap": {"months": 12.0, "basis": "fees"}}\n```'
     assert parse_answer(spec, fenced) == ParsedAnswer("12")
     assert parse_answer(spec, 'Result {"cap": {"months": 12}} done') == ParsedAnswer("12")
-    assert parse_answer(JsonFieldAnswer(path="items[1].name"), '{"items": [{"name": "a"}, {"name": "The B"}]}') == (
-        ParsedAnswer("b")
-    )
+    assert parse_answer(
+        JsonFieldAnswer(path="items[1].name"), '{"items": [{"name": "a"}, {"name": "The B"}]}'
+    ) == (ParsedAnswer("b"))
 
 
 def test_json_field_failures() -> None:
     spec = JsonFieldAnswer(path="cap.months")
     assert parse_answer(spec, "twelve months") == ParseFailure("no JSON found")
-    assert parse_answer(spec, '{"cap": {"years": 1}}') == ParseFailure("path 'cap.months' not found in the JSON")
+    assert parse_answer(spec, '{"cap": {"years": 1}}') == ParseFailure(
+        "path 'cap.months' not found in the JSON"
+    )
     assert parse_answer(spec, '{"cap": {"months": null}}') == ParseFailure("field is null")
     assert parse_expected(spec, 12) == ParsedAnswer("12")
 
@@ -51,5 +53,7 @@ def test_json_field_failures() -> None:
 def test_squad_normalisation() -> None:
     assert normalize_text("  The  Cap, is: TWELVE months!! ") == "cap is twelve months"
     assert normalize_text("An apple a day") == "apple day"
-    assert parse_answer(TextAnswer(), "Reasoning...\nAnswer: The Bank of England.") == ParsedAnswer("bank of england")
+    assert parse_answer(TextAnswer(), "Reasoning...\nAnswer: The Bank of England.") == ParsedAnswer(
+        "bank of england"
+    )
     assert parse_answer(TextAnswer(), "Answer: the") == ParseFailure("empty answer")

@@ -12,7 +12,9 @@ def embedder() -> MiniLmEmbedder:
     return MiniLmEmbedder()
 
 
-def test_paraphrased_answers_share_a_cluster_and_different_ones_do_not(embedder: MiniLmEmbedder) -> None:
+def test_paraphrased_answers_share_a_cluster_and_different_ones_do_not(
+    embedder: MiniLmEmbedder,
+) -> None:
     texts = [
         "The supplier's liability is capped at twelve months of fees.",
         "Liability of the supplier is limited to 12 months' fees.",

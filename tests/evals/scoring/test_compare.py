@@ -10,7 +10,9 @@ from evals.scoring import ChangeVerdict, compare_runs
 
 def _questions(agreement: np.ndarray, modal: list[str] | None = None) -> pd.DataFrame:
     ids = [f"q{i}" for i in range(len(agreement))]
-    return pd.DataFrame({"question_id": ids, "agreement": agreement, "modal_answer": modal or ["a"] * len(ids)})
+    return pd.DataFrame(
+        {"question_id": ids, "agreement": agreement, "modal_answer": modal or ["a"] * len(ids)}
+    )
 
 
 def test_real_drop_rise_negligible_and_no_change() -> None:
@@ -19,8 +21,12 @@ def test_real_drop_rise_negligible_and_no_change() -> None:
     noise = rng.normal(0, 0.02, 200)
     drop = compare_runs(_questions(base), _questions(base - 0.05 + noise), baseline_run_id="r1")
     assert drop.verdict is ChangeVerdict.DROP
-    assert drop.lower < -0.05 < drop.upper and drop.p_value < 1e-10
-    assert compare_runs(_questions(base), _questions(base + 0.05 + noise)).verdict is ChangeVerdict.RISE
+    assert drop.lower < -0.05 < drop.upper
+    assert drop.p_value < 1e-10
+    assert (
+        compare_runs(_questions(base), _questions(base + 0.05 + noise)).verdict
+        is ChangeVerdict.RISE
+    )
     small = compare_runs(_questions(base), _questions(base - 0.005 + noise / 10))
     assert small.verdict is ChangeVerdict.NEGLIGIBLE
     same = compare_runs(_questions(base), _questions(base + noise))

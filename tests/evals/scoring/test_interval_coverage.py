@@ -14,7 +14,13 @@ PARAPHRASES, SAMPLES = 20, 5
 def _truth(population: QuestionPopulation, rng: np.random.Generator) -> float:
     # The population value of the statistic, from one very large suite.
     counts = simulate_modal_counts(
-        population, suites=1, questions=100_000, paraphrases=PARAPHRASES, samples=SAMPLES, runs=1, rng=rng
+        population,
+        suites=1,
+        questions=100_000,
+        paraphrases=PARAPHRASES,
+        samples=SAMPLES,
+        runs=1,
+        rng=rng,
     )
     return float(counts.mean()) / (PARAPHRASES * SAMPLES)
 
@@ -25,9 +31,17 @@ def test_cluster_wilson_covers_about_95_percent(mean_agreement: float) -> None:
     population = QuestionPopulation(mean_agreement)
     truth = _truth(population, rng)
     counts = simulate_modal_counts(
-        population, suites=3000, questions=200, paraphrases=PARAPHRASES, samples=SAMPLES, runs=1, rng=rng
+        population,
+        suites=3000,
+        questions=200,
+        paraphrases=PARAPHRASES,
+        samples=SAMPLES,
+        runs=1,
+        rng=rng,
     )[0].astype(float)
-    _, lower, upper = agreement_interval(counts, np.full(counts.shape, float(PARAPHRASES * SAMPLES)))
+    _, lower, upper = agreement_interval(
+        counts, np.full(counts.shape, float(PARAPHRASES * SAMPLES))
+    )
     coverage = float(((lower <= truth) & (truth <= upper)).mean())
     upper_misses = float((upper < truth).mean())
     assert 0.93 <= coverage <= 0.97, coverage
@@ -40,7 +54,13 @@ def test_cluster_bootstrap_covers_roughly_95_percent() -> None:
     population = QuestionPopulation(0.85)
     truth = _truth(population, rng)
     counts = simulate_modal_counts(
-        population, suites=400, questions=200, paraphrases=PARAPHRASES, samples=SAMPLES, runs=1, rng=rng
+        population,
+        suites=400,
+        questions=200,
+        paraphrases=PARAPHRASES,
+        samples=SAMPLES,
+        runs=1,
+        rng=rng,
     )[0]
     shares = counts / (PARAPHRASES * SAMPLES)
     hits = [
@@ -56,7 +76,13 @@ def test_a_naive_pooled_interval_would_undercover() -> None:
     population = QuestionPopulation(0.85)
     truth = _truth(population, rng)
     counts = simulate_modal_counts(
-        population, suites=1000, questions=200, paraphrases=PARAPHRASES, samples=SAMPLES, runs=1, rng=rng
+        population,
+        suites=1000,
+        questions=200,
+        paraphrases=PARAPHRASES,
+        samples=SAMPLES,
+        runs=1,
+        rng=rng,
     )[0].astype(float)
     p = counts.sum(axis=1) / (200 * PARAPHRASES * SAMPLES)
     half = 1.96 * np.sqrt(p * (1 - p) / (200 * PARAPHRASES * SAMPLES))

@@ -20,7 +20,9 @@ def _run(**kwargs: object) -> pd.DataFrame:
 
 
 def test_question_statistics() -> None:
-    score = score_run(_run(), RunInfo("contracts", "r1"), expected_keys={"cap": "12 month"}, critical={"cap"})
+    score = score_run(
+        _run(), RunInfo("contracts", "r1"), expected_keys={"cap": "12 month"}, critical={"cap"}
+    )
     q = score.questions.set_index("question_id")
     cap = q.loc["cap"]
     assert (cap["modal_answer"], cap["modal_count"], cap["n_answers"]) == ("12 month", 90, 4)
@@ -48,9 +50,17 @@ def test_paraphrase_that_breaks_the_answer_is_found() -> None:
     paraphrases[7] = ["24"] * 4 + ["12"]
     score = score_run(sample_frame({"cap": paraphrases}), RunInfo("s", "r"))
     row = score.questions.iloc[0]
-    assert (row["paraphrases_breaking"], row["worst_paraphrase"], row["worst_paraphrase_share"]) == (1, 7, 0.2)
+    assert (
+        row["paraphrases_breaking"],
+        row["worst_paraphrase"],
+        row["worst_paraphrase_share"],
+    ) == (1, 7, 0.2)
     seventh = score.paraphrases.set_index("paraphrase_index").loc[7]
-    assert (seventh["modal_answer"], seventh["modal_share"], bool(seventh["matches_question_mode"])) == ("24", 0.8, False)
+    assert (
+        seventh["modal_answer"],
+        seventh["modal_share"],
+        bool(seventh["matches_question_mode"]),
+    ) == ("24", 0.8, False)
     assert "paraphrase_breaks" in row["flags"]
 
 
@@ -62,28 +72,39 @@ def test_context_limit_flags() -> None:
     )
     score = score_run(frame, RunInfo("s", "r"))
     q = score.questions.set_index("question_id")
-    assert bool(q.loc["cap", "context_near_limit"]) and not bool(q.loc["cap", "output_truncated"])
-    assert bool(q.loc["fail", "output_truncated"]) and not bool(q.loc["law", "context_flag"])
+    assert bool(q.loc["cap", "context_near_limit"])
+    assert not bool(q.loc["cap", "output_truncated"])
+    assert bool(q.loc["fail", "output_truncated"])
+    assert not bool(q.loc["law", "context_flag"])
     assert score.context_flagged == ["cap", "fail"]
 
 
 def _trace(tokens: list[str], answer: str, tops: list[tuple[str, float]]) -> SampleTrace:
     steps = [TokenStep(t, -0.01, ()) for t in tokens]
-    steps[2] = TokenStep(tokens[2], dict(tops)[tokens[2]], tuple(TopLogprob(t, lp) for t, lp in tops))
+    steps[2] = TokenStep(
+        tokens[2], dict(tops)[tokens[2]], tuple(TopLogprob(t, lp) for t, lp in tops)
+    )
     return SampleTrace(answer, tuple(steps))
 
 
 def test_greedy_disagreement_at_a_near_tie_is_serving_nondeterminism() -> None:
     near = [(" 12", -0.777), (" 24", -0.892)]
     clear = [(" 12", -0.02), (" 24", -4.6)]
-    frame = sample_frame({"near": [["12"] * 4 + ["24"]], "clear": [["12"] * 4 + ["24"]], "same": [["12"] * 5]})
+    frame = sample_frame(
+        {"near": [["12"] * 4 + ["24"]], "clear": [["12"] * 4 + ["24"]], "same": [["12"] * 5]}
+    )
     divergences = {
         name: first_divergence(
-            [_trace(["Cap", " is", " 12"], "12", tops)] * 4 + [_trace(["Cap", " is", " 24"], "24", tops)]
+            [_trace(["Cap", " is", " 12"], "12", tops)] * 4
+            + [_trace(["Cap", " is", " 24"], "24", tops)]
         )
         for name, tops in (("near", near), ("clear", clear))
     }
-    score = score_run(frame, RunInfo("s", "r", greedy=True), divergences={k: v for k, v in divergences.items() if v})
+    score = score_run(
+        frame,
+        RunInfo("s", "r", greedy=True),
+        divergences={k: v for k, v in divergences.items() if v},
+    )
     labels = score.questions.set_index("question_id")["repeatability"]
     assert labels.to_dict() == {
         "clear": "backend_or_model_change",
@@ -93,7 +114,9 @@ def test_greedy_disagreement_at_a_near_tie_is_serving_nondeterminism() -> None:
 
 
 def test_bad_frames_are_refused() -> None:
-    with pytest.raises(SampleFrameError, match="lacks columns: paraphrase_index, sample_index, answer_key"):
+    with pytest.raises(
+        SampleFrameError, match="lacks columns: paraphrase_index, sample_index, answer_key"
+    ):
         score_run(pd.DataFrame({"question_id": ["q"]}), RunInfo("s", "r"))
     frame = _run()
     with pytest.raises(SampleFrameError, match="duplicate sample"):

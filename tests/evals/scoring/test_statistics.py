@@ -21,9 +21,17 @@ from evals.scoring.student_t import t_cdf, t_quantile, two_sided_p
 
 @pytest.mark.parametrize(
     ("successes", "n", "lower", "upper"),
-    [(5, 5, 0.566, 1.000), (19, 20, 0.764, 0.991), (95, 100, 0.888, 0.978), (190, 200, 0.910, 0.973), (950, 1000, 0.935, 0.962)],
+    [
+        (5, 5, 0.566, 1.000),
+        (19, 20, 0.764, 0.991),
+        (95, 100, 0.888, 0.978),
+        (190, 200, 0.910, 0.973),
+        (950, 1000, 0.935, 0.962),
+    ],
 )
-def test_wilson_matches_the_background_figures(successes: int, n: int, lower: float, upper: float) -> None:
+def test_wilson_matches_the_background_figures(
+    successes: int, n: int, lower: float, upper: float
+) -> None:
     estimate = wilson_interval(successes, n)
     assert (round(estimate.lower, 3), round(estimate.upper, 3)) == (lower, upper)
     assert estimate.point == successes / n
@@ -33,7 +41,9 @@ def test_cluster_statistics() -> None:
     counts = [6, 3, 1]
     assert modal_share(counts) == 0.6
     assert pairwise_agreement(counts) == pytest.approx((30 + 6 + 0) / 90)
-    assert cluster_entropy(counts) == pytest.approx(-(0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1)))
+    assert cluster_entropy(counts) == pytest.approx(
+        -(0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1))
+    )
     assert normalised_entropy(counts) == pytest.approx(cluster_entropy(counts) / math.log(10))
     assert normalised_entropy([5]) == 0.0
     assert normalised_entropy([1] * 5) == pytest.approx(1.0)
