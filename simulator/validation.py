@@ -104,7 +104,8 @@ def check_sampling(request: SamplingFields, max_logprobs: int) -> None:
             )
     if request.n is not None and request.n < 1:
         raise _bad(f"n must be at least 1, got {request.n}.", "n", request.n)
-    if (request.n or 1) > 1 and request.temperature is not None and request.temperature < GREEDY_BELOW:
+    greedy = request.temperature is not None and request.temperature < GREEDY_BELOW
+    if (request.n or 1) > 1 and greedy:
         raise ApiError(f"n must be 1 when using greedy sampling, got {request.n}.")
     if request.temperature is not None and request.temperature < 0:
         raise _bad(
