@@ -1,4 +1,4 @@
-"""Did the question's prompt hit the context limit, or its answer the output limit?"""
+"""Did a question's prompt hit the context limit, or its answer the output limit?"""
 
 from __future__ import annotations
 
@@ -8,24 +8,36 @@ from typing import Any
 import pandas as pd
 
 
-def context_signals(group: pd.DataFrame, fraction: float) -> dict[str, Any]:
-    """Context flags of one question's samples.
+def context_table(frame: pd.DataFrame, fraction: float) -> dict[str, dict[str, Any]]:
+    """Context flags per question of a prepared sample frame.
 
     - context_near_limit: some prompt used at least `fraction` of max_model_len (a long document
       was probably cut by retrieval or the template before it got here).
     - output_truncated: some completion stopped on `length`, so its answer may be cut off.
     - context_truncated: the caller marked the context as cut to fit.
     """
-    ratio = (group["prompt_tokens"] / group["max_model_len"]).astype("Float64")
-    max_ratio = ratio.max(skipna=True)
-    max_fraction = math.nan if pd.isna(max_ratio) else float(max_ratio)
-    near_limit = bool((ratio >= fraction).fillna(False).any())
-    output_truncated = bool((group["finish_reason"] == "length").fillna(False).any())
-    context_truncated = bool(group["context_truncated"].any())
-    return {
-        "max_prompt_fraction": max_fraction,
-        "context_near_limit": near_limit,
-        "output_truncated": output_truncated,
-        "context_truncated": context_truncated,
-        "context_flag": near_limit or output_truncated or context_truncated,
-    }
+    signals = pd.DataFrame(
+        {
+            "question_id": frame["question_id"],
+            "ratio": (frame["prompt_tokens"] / frame["max_model_len"]).astype("float64"),
+            "output_truncated": (frame["finish_reason"] == "length").fillna(False).astype(bool),
+            "context_truncated": frame["context_truncated"].astype(bool),
+        }
+    )
+    signals["near"] = (signals["ratio"] >= fraction).fillna(False)
+    grouped = signals.groupby("question_id").agg(
+        ratio=("ratio", "max"),
+        near=("near", "any"),
+        output_truncated=("output_truncated", "any"),
+        context_truncated=("context_truncated", "any"),
+    )
+    table: dict[str, dict[str, Any]] = {}
+    for qid, ratio, near, output, context in grouped.itertuples():
+        table[str(qid)] = {
+            "max_prompt_fraction": math.nan if pd.isna(ratio) else float(ratio),
+            "context_near_limit": bool(near),
+            "output_truncated": bool(output),
+            "context_truncated": bool(context),
+            "context_flag": bool(near or output or context),
+        }
+    return table

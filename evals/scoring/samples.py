@@ -38,6 +38,7 @@ OPTIONAL_DEFAULTS: Final[dict[str, object]] = {
     "call_id": None,
 }
 _INTEGER_COLUMNS: Final = ("prompt_tokens", "completion_tokens", "max_model_len")
+FAILURE_PREFIX: Final = "\x00failure:"
 
 
 class SampleFrameError(ValueError):
@@ -80,5 +81,7 @@ def prepare_samples(samples: pd.DataFrame) -> pd.DataFrame:
 
 def outcome_labels(frame: pd.DataFrame) -> pd.Series:
     """Each row's outcome: its answer key, or a label unique to that row for a failure."""
-    failure_labels = pd.Series([f"\x00failure:{i}" for i in range(len(frame))], index=frame.index)
+    failure_labels = pd.Series(
+        [f"{FAILURE_PREFIX}{i}" for i in range(len(frame))], index=frame.index
+    )
     return frame["answer_key"].where(frame["answer_key"].notna(), failure_labels).astype(str)
