@@ -14,18 +14,17 @@ def _is_token_map(path: str) -> bool:
 
 def mismatches(ours: Any, theirs: Any, path: str = "$") -> list[str]:
     """Every place where `ours` differs in shape from `theirs` (empty when compatible)."""
+    problems: list[str] = []
     if isinstance(theirs, dict):
         if not isinstance(ours, dict):
             return [f"{path}: expected object, got {type(ours).__name__}"]
         if _is_token_map(path):
             sample = next(iter(theirs.values()), None)
-            problems = []
             for key, value in ours.items():
                 problems += mismatches(value, sample, f"{path}.<{key}>") if sample else []
             return problems
         if list(ours) != list(theirs):
             return [f"{path}: keys {list(ours)} != {list(theirs)}"]
-        problems = []
         for key in theirs:
             problems += mismatches(ours[key], theirs[key], f"{path}.{key}")
         return problems
@@ -34,11 +33,12 @@ def mismatches(ours: Any, theirs: Any, path: str = "$") -> list[str]:
             return [f"{path}: expected list, got {type(ours).__name__}"]
         if not theirs or not ours:
             return []
-        problems = []
         for item in ours:
-            options = [mismatches(item, candidate, f"{path}[]") for candidate in theirs]
+            options: list[list[str]] = [
+                mismatches(item, candidate, f"{path}[]") for candidate in theirs
+            ]
             if all(options):
-                problems += min(options, key=len)
+                problems += sorted(options, key=lambda found: len(found))[0]
         return problems
     if theirs is None:
         return [] if ours is None else [f"{path}: expected null, got {ours!r}"]
