@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evals.answers.normalize import normalize_text
 from evals.answers.units import find_unit
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
@@ -56,8 +57,6 @@ class ChoiceAnswer(BaseModel):
 
     @model_validator(mode="after")
     def _distinct_spellings(self) -> ChoiceAnswer:
-        from evals.answers.normalize import normalize_text
-
         seen: dict[str, str] = {}
         for option in self.options:
             for spelling in (option.value, *option.aliases):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 
 _DAYS_PER_YEAR = 365.2425  # Gregorian mean year, so 12 months is exactly 1 year
 
@@ -77,7 +78,7 @@ def _spelling_index() -> dict[str, Unit]:
     return index
 
 
-_INDEX = _spelling_index()
+_INDEX = MappingProxyType(_spelling_index())
 UNIT_SPELLINGS: tuple[str, ...] = tuple(sorted(_INDEX, key=len, reverse=True))
 
 
