@@ -42,55 +42,78 @@ class StreamOptions(OpenAIModel):
     continuous_usage_stats: bool | None = False
 
 
-class SamplingFields(OpenAIModel):
-    """Sampling parameters shared by chat and completions."""
-
-    model: str | None = None
-    n: int | None = 1
-    seed: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    top_k: int | None = None
-    min_tokens: int = 0
-    stop: str | list[str] | None = None
-    stop_token_ids: list[int] | None = None
-    include_stop_str_in_output: bool = False
-    ignore_eos: bool = False
-    skip_special_tokens: bool = True
-    stream: bool | None = False
-    stream_options: StreamOptions | None = None
-    echo: bool = False
-    prompt_logprobs: int | None = None
-    priority: int = 0
-    request_id: str | None = None
-    return_token_ids: bool | None = None
-    return_tokens_as_token_ids: bool | None = None
-    frequency_penalty: float | None = 0.0
-    presence_penalty: float | None = 0.0
-    repetition_penalty: float | None = None
-    logit_bias: dict[str, float] | None = None
-    user: str | None = None
-
-
-class ChatCompletionRequest(SamplingFields):
-    """Body of POST /v1/chat/completions."""
+class ChatCompletionRequest(OpenAIModel):
+    """Body of POST /v1/chat/completions; fields in vLLM's order, so errors list alike."""
 
     messages: list[ChatMessage]
+    model: str | None = None
+    frequency_penalty: float | None = 0.0
+    logit_bias: dict[str, float] | None = None
     logprobs: bool | None = False
     top_logprobs: int | None = 0
     max_tokens: int | None = None
     max_completion_tokens: int | None = None
-    add_generation_prompt: bool = True
+    n: int | None = 1
+    presence_penalty: float | None = 0.0
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    temperature: float | None = None
+    top_p: float | None = None
     tools: list[dict[str, Any]] | None = None
+    user: str | None = None
+    top_k: int | None = None
+    repetition_penalty: float | None = None
+    stop_token_ids: list[int] | None = None
+    include_stop_str_in_output: bool = False
+    ignore_eos: bool = False
+    min_tokens: int = 0
+    skip_special_tokens: bool = True
+    prompt_logprobs: int | None = None
+    echo: bool = False
+    add_generation_prompt: bool = True
+    priority: int = 0
+    request_id: str | None = None
+    return_tokens_as_token_ids: bool | None = None
+    return_token_ids: bool | None = None
 
 
-class CompletionRequest(SamplingFields):
-    """Body of POST /v1/completions."""
+class CompletionRequest(OpenAIModel):
+    """Body of POST /v1/completions; fields in vLLM's order, so errors list alike."""
 
+    model: str | None = None
     prompt: list[int] | list[list[int]] | str | list[str] | None = None
+    echo: bool = False
+    frequency_penalty: float | None = 0.0
+    logit_bias: dict[str, float] | None = None
     logprobs: int | None = None
     max_tokens: int | None = 16
+    n: int | None = 1
+    presence_penalty: float | None = 0.0
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
     suffix: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    user: str | None = None
+    top_k: int | None = None
+    repetition_penalty: float | None = None
+    stop_token_ids: list[int] | None = None
+    include_stop_str_in_output: bool = False
+    ignore_eos: bool = False
+    min_tokens: int = 0
+    skip_special_tokens: bool = True
+    prompt_logprobs: int | None = None
+    priority: int = 0
+    request_id: str | None = None
+    return_tokens_as_token_ids: bool | None = None
+    return_token_ids: bool | None = None
+
+
+SamplingFields = ChatCompletionRequest | CompletionRequest
 
 
 class TokenizeRequest(OpenAIModel):
