@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from gateway.auth.keys import KeyInfo
-from gateway.auth.service import authenticate
+from gateway.auth.service import authenticate, team_info
 
 POSITIVE_TTL_S = 30.0
 NEGATIVE_TTL_S = 5.0
@@ -25,6 +25,7 @@ class KeyCache:
         self._sessions = sessions
         self._pepper = pepper
         self._entries: OrderedDict[bytes, tuple[float, KeyInfo | None]] = OrderedDict()
+        self._teams: dict[str, tuple[float, KeyInfo | None]] = {}
 
     async def resolve(self, plaintext: str) -> KeyInfo | None:
         """The grants of a key, from memory when fresh, else from the database."""
@@ -48,9 +49,24 @@ class KeyCache:
             self._entries.popitem(last=False)
         return info
 
+    async def team(self, name: str) -> KeyInfo | None:
+        """A team's policies as a KeyInfo without a key (for admin calls made on its behalf)."""
+        now = time.monotonic()
+        cached = self._teams.get(name)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        info = await anyio.to_thread.run_sync(self._team_lookup, name)
+        self._teams[name] = (now + POSITIVE_TTL_S, info)
+        return info
+
+    def _team_lookup(self, name: str) -> KeyInfo | None:
+        with self._sessions() as session:
+            return team_info(session, name)
+
     def forget_all(self) -> None:
         """Drop every cached verdict (after a revoke through the API)."""
         self._entries.clear()
+        self._teams.clear()
 
     def _lookup(self, plaintext: str) -> KeyInfo | None:
         with self._sessions() as session:

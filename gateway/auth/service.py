@@ -59,3 +59,19 @@ def authenticate(session: Session, plaintext: str, pepper: str) -> KeyInfo | Non
         requests_per_minute=team.requests_per_minute,
         tokens_per_minute=team.tokens_per_minute,
     )
+
+
+def team_info(session: Session, name: str) -> KeyInfo | None:
+    """A team's policies, for calls an admin key makes on the team's behalf."""
+    team = repository.team_by_name(session, name)
+    if team is None:
+        return None
+    return KeyInfo(
+        key_id=0,
+        team_id=team.id,
+        team_name=team.name,
+        is_admin=False,
+        store_bodies=team.store_bodies,
+        requests_per_minute=team.requests_per_minute,
+        tokens_per_minute=team.tokens_per_minute,
+    )

@@ -132,10 +132,31 @@ class ProxyCall:
             ) from None
         if info is None:
             raise GatewayError(401, "Invalid or revoked API key.")
+        on_behalf = header_text(self.headers, b"x-plumbline-team", 128)
+        if on_behalf is not None and on_behalf != info.team_name:
+            info = await self._act_for_team(info, on_behalf)
         self.record.team_id = info.team_id
         self.record.team_name = info.team_name
         self.record.key_id = info.key_id
         return info
+
+    async def _act_for_team(self, info: KeyInfo, team: str) -> KeyInfo:
+        """Admin keys (eval workers, the resampler) may attribute a call to another team."""
+        if not info.is_admin:
+            raise GatewayError(403, "Only admin keys may set X-Plumbline-Team.")
+        try:
+            acting = await self.state.keys.team(team)
+        except SQLAlchemyError:
+            raise GatewayError(503, "The key store is unreachable; retry shortly.") from None
+        if acting is None:
+            raise GatewayError(404, f"No team named `{team}`.", "X-Plumbline-Team")
+        return KeyInfo(
+            key_id=info.key_id,
+            team_id=acting.team_id,
+            team_name=acting.team_name,
+            is_admin=False,
+            store_bodies=acting.store_bodies,
+        )
 
     @staticmethod
     def _parse(body: bytes) -> dict[str, Any]:

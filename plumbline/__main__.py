@@ -1,0 +1,5 @@
+"""`python -m plumbline` runs the CLI."""
+
+from plumbline.cli import main
+
+main()

@@ -1,0 +1,73 @@
+"""What the gateway adds upstream, and what it remembers to strip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.config import LogprobCapture, LogprobMode
+from gateway.metering.logprob_codec import CHAT, COMPLETION
+from gateway.proxy.request_plan import plan_request
+
+TOP5 = LogprobCapture()
+
+
+def test_chat_without_logprobs_gets_top5_and_strips_them() -> None:
+    payload: dict[str, Any] = {"model": "m", "messages": []}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert payload["logprobs"] is True and payload["top_logprobs"] == 5
+    assert plan.strip_logprobs and plan.capture_logprobs and plan.captured_k == 5
+
+
+def test_chat_client_top2_is_widened_then_trimmed() -> None:
+    payload: dict[str, Any] = {"logprobs": True, "top_logprobs": 2}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert payload["top_logprobs"] == 5
+    assert plan.client_top_k == 2 and not plan.strip_logprobs
+
+
+def test_chat_client_asking_more_than_capture_is_untouched() -> None:
+    payload: dict[str, Any] = {"logprobs": True, "top_logprobs": 10}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert payload["top_logprobs"] == 10 and not plan.changed and plan.captured_k == 10
+
+
+def test_invalid_combinations_are_left_for_the_backend_to_reject() -> None:
+    payload: dict[str, Any] = {"top_logprobs": 3}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert payload == {"top_logprobs": 3} and not plan.changed
+    odd: dict[str, Any] = {"logprobs": "yes"}
+    assert not plan_request(odd, CHAT, TOP5).changed
+
+
+def test_stream_gets_usage_which_is_stripped() -> None:
+    payload: dict[str, Any] = {"stream": True}
+    plan = plan_request(payload, CHAT, LogprobCapture(mode=LogprobMode.OFF))
+    assert payload["stream_options"] == {"include_usage": True}
+    assert plan.strip_usage and not plan.capture_logprobs
+
+
+def test_continuous_usage_without_include_usage_stays_off_upstream() -> None:
+    payload: dict[str, Any] = {"stream": True, "stream_options": {"continuous_usage_stats": True}}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert payload["stream_options"] == {"include_usage": True, "continuous_usage_stats": False}
+    assert plan.strip_usage
+
+
+def test_client_usage_request_is_kept() -> None:
+    payload: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
+    assert not plan_request(payload, CHAT, TOP5).strip_usage
+
+
+def test_completion_logprobs() -> None:
+    payload: dict[str, Any] = {"prompt": "x"}
+    plan = plan_request(payload, COMPLETION, TOP5)
+    assert payload["logprobs"] == 5 and plan.strip_logprobs
+    client: dict[str, Any] = {"prompt": "x", "logprobs": 1}
+    plan = plan_request(client, COMPLETION, TOP5)
+    assert client["logprobs"] == 1 and not plan.changed and plan.captured_k == 1
+
+
+def test_sampled_only_capture_asks_for_zero_alternatives() -> None:
+    payload: dict[str, Any] = {}
+    plan_request(payload, CHAT, LogprobCapture(mode=LogprobMode.SAMPLED))
+    assert payload["top_logprobs"] == 0

@@ -1,0 +1,100 @@
+"""Stream events are metered, and restored to exactly what the client would get from vLLM."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pytest
+
+from gateway.config import LogprobCapture, LogprobMode
+from gateway.metering.logprob_codec import CHAT
+from gateway.metering.record import CallRecord
+from gateway.proxy.request_plan import MeasurementPlan, plan_request
+from gateway.proxy.stream_transform import StreamTransform
+from gateway.proxy.upstream_errors import UpstreamProtocolError
+from tests.support.captures import capture_events
+
+
+def _record() -> CallRecord:
+    return CallRecord(id="c", created_at=datetime.now(UTC), request_id="r", endpoint="/x")
+
+
+def _run(events: list[bytes], plan: MeasurementPlan, record: CallRecord) -> list[bytes]:
+    transform = StreamTransform(record, plan)
+    out: list[bytes] = []
+    for i, event in enumerate(events):
+        out.extend(transform.feed(event, float(i)))
+    out.extend(transform.flush())
+    return out
+
+
+def _objects(events: list[bytes]) -> list[Any]:
+    return [orjson.loads(e[6:]) if not e.startswith(b"data: [DONE]") else "DONE" for e in events]
+
+
+def _plan(client_payload: dict[str, Any], capture: LogprobCapture) -> MeasurementPlan:
+    return plan_request(client_payload, CHAT, capture)
+
+
+def test_added_usage_and_logprobs_are_removed_as_vllm_would() -> None:
+    upstream = capture_events("chat_stream_usage_logprobs.txt")
+    record = _record()
+    # The client asked for a plain stream: no usage, no logprobs.
+    out = _run(upstream, _plan({"stream": True}, LogprobCapture()), record)
+    objects = _objects(out)
+    assert objects[-1] == "DONE"
+    chunks = objects[:-1]
+    assert all(c["choices"] for c in chunks), "the usage chunk must be dropped"
+    assert all(choice["logprobs"] is None for c in chunks for choice in c["choices"])
+    # Without usage vLLM puts system_fingerprint on the final chunk, and only there.
+    assert chunks[-1]["system_fingerprint"] == "vllm-0.32.0-8e90816a"
+    assert all("system_fingerprint" not in c for c in chunks[:-1])
+    # The key order matches a stream that never had usage.
+    expected = capture_events("chat_stream_nousage.txt")
+    assert list(chunks[-1]) == list(orjson.loads(expected[-2][6:]))
+    # The record still has what was measured.
+    assert record.usage == {
+        "prompt_tokens": 24,
+        "total_tokens": 27,
+        "completion_tokens": 3,
+        "prompt_tokens_details": {"cached_tokens": 0, "created_cache_tokens": 0},
+    }
+    assert record.engine_metrics is not None
+    assert record.engine_metrics["queue_time_ms"] == pytest.approx(0.02715100004024862)
+    assert len(record.logprob_chunks) == 3
+    assert record.finish_reason == "length"
+    assert record.token_chunk_times == [1.0, 2.0, 3.0]
+
+
+def test_nothing_added_means_bytes_pass_through() -> None:
+    upstream = capture_events("chat_stream_usage_logprobs.txt")
+    client = {"stream": True, "stream_options": {"include_usage": True}, "logprobs": True,
+              "top_logprobs": 2}
+    plan = _plan(client, LogprobCapture(mode=LogprobMode.TOP_K, k=2))
+    assert not plan.changed
+    assert _run(upstream, plan, _record()) == upstream
+
+
+def test_widened_top_k_is_trimmed_back() -> None:
+    upstream = capture_events("chat_stream_usage_logprobs.txt")
+    client = {"stream": True, "stream_options": {"include_usage": True}, "logprobs": True,
+              "top_logprobs": 1}
+    out = _objects(_run(upstream, _plan(client, LogprobCapture(k=2)), _record()))
+    tops = [e["top_logprobs"] for c in out[1:-2] for e in c["choices"][0]["logprobs"]["content"]]
+    assert all(len(t) == 1 for t in tops)
+
+
+def test_garbage_is_an_upstream_protocol_error() -> None:
+    transform = StreamTransform(_record(), _plan({"stream": True}, LogprobCapture()))
+    with pytest.raises(UpstreamProtocolError):
+        transform.feed(b"data: {not json\n\n", 0.0)
+
+
+def test_error_event_is_recorded_and_passed_on() -> None:
+    record = _record()
+    transform = StreamTransform(record, _plan({"stream": True}, LogprobCapture()))
+    event = b'data: {"error": {"message": "boom", "type": "InternalServerError", "code": 500}}\n\n'
+    assert transform.feed(event, 0.0) == [event]
+    assert record.status_code == 500 and record.error_message == "boom"

@@ -1,0 +1,147 @@
+"""The log sink writes batches idempotently, spools through an outage and replays afterwards."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy import func, select, text
+
+from gateway.config import RecordingConfig
+from gateway.metering import logprob_codec
+from gateway.recording.rows import build_rows
+from gateway.recording.sink import LogSink
+from plumbline.db import create_db_engine
+from plumbline.migrate import upgrade_to_head
+from plumbline.models import Call, CallLogprobs
+from tests.support.databases import PG_ADMIN_URL, postgres_database, sqlite_database
+from tests.support.records import logprob_entries, make_record
+
+
+@pytest.fixture(params=["postgres", "sqlite"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "postgres":
+        with postgres_database() as url:
+            yield url
+    else:
+        with sqlite_database(tmp_path) as url:
+            yield url
+
+
+def _count(url: str, model: type) -> int:
+    engine = create_db_engine(url)
+    try:
+        with engine.connect() as connection:
+            return int(connection.scalar(select(func.count()).select_from(model)) or 0)
+    finally:
+        engine.dispose()
+
+
+def _sink(url: str, spool: Path, **config: object) -> LogSink:
+    settings = RecordingConfig(flush_interval_ms=10, spool_dir=spool, **config)  # type: ignore[arg-type]
+    sink = LogSink(create_db_engine(url), settings)
+    sink.start()
+    return sink
+
+
+def test_records_are_written_with_their_logprobs(database_url: str, tmp_path: Path) -> None:
+    sink = _sink(database_url, tmp_path / "spool")
+    records = [make_record(tokens=30) for _ in range(250)]
+    for record in records:
+        sink.submit(record)
+    assert sink.flush()
+    sink.stop()
+    assert _count(database_url, Call) == 250
+    assert _count(database_url, CallLogprobs) == 250
+    engine = create_db_engine(database_url)
+    with engine.connect() as connection:
+        row = connection.execute(select(Call).where(Call.id == records[0].id)).one()
+        payload = connection.scalar(
+            select(CallLogprobs.payload).where(CallLogprobs.call_id == records[0].id)
+        )
+    engine.dispose()
+    assert row.prompt_tokens == 30 and row.completion_tokens == 30
+    assert row.ttft_ms == pytest.approx(100.0)
+    assert row.engine_prefill_ms == 50.0
+    assert row.input_cost == pytest.approx(30 * 0.5 / 1e6)
+    assert payload is not None
+    assert logprob_codec.decode(payload) == {0: logprob_entries(30, 5)}
+    assert sink.stats.written == 250 and sink.stats.spooled == 0
+
+
+def test_writing_a_batch_twice_keeps_one_row_per_call(database_url: str) -> None:
+    from gateway.recording.calls_repository import days_of, ensure_day_partitions, write_batch
+
+    batch = build_rows([make_record() for _ in range(5)])
+    engine = create_db_engine(database_url)
+    for _ in range(2):
+        with engine.begin() as connection:
+            ensure_day_partitions(connection, days_of(batch))
+            write_batch(connection, batch)
+    engine.dispose()
+    assert _count(database_url, Call) == 5
+
+
+def test_postgres_rows_land_in_day_partitions() -> None:
+    with postgres_database() as url:
+        sink = _sink(url, Path("/nonexistent-unused"))
+        record = make_record()
+        sink.submit(record)
+        assert sink.flush()
+        sink.stop()
+        engine = create_db_engine(url)
+        with engine.connect() as connection:
+            where = connection.scalar(
+                text("SELECT tableoid::regclass::text FROM calls WHERE id = :id"), {"id": record.id}
+            )
+        engine.dispose()
+        assert where == f"calls_p{record.created_at:%Y%m%d}"
+
+
+def test_outage_spools_then_replays_everything(tmp_path: Path) -> None:
+    name = f"plumbline_outage_{int(time.time() * 1000)}"
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    sink = _sink(url, tmp_path / "spool")
+    records = [make_record() for _ in range(120)]
+    for record in records:
+        sink.submit(record)
+    assert sink.flush()
+    assert sink.stats.database_up is False
+    assert sink.stats.spooled == 120 and sink.stats.written == 0
+    assert sink.spool.pending_records() == 120
+    # The database "comes back": it now exists and has the schema.
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        upgrade_to_head(url)
+        deadline = time.monotonic() + 20
+        while sink.stats.replayed < 120 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sink.stop()
+        assert sink.stats.replayed == 120
+        assert sink.spool.pending_files() == []
+        assert _count(url, Call) == 120
+    finally:
+        sink.engine.dispose()
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_full_queue_spills_to_the_spool(tmp_path: Path) -> None:
+    with sqlite_database(tmp_path) as url:
+        config = RecordingConfig(queue_capacity=10, spool_dir=tmp_path / "spool")
+        sink = LogSink(create_db_engine(url), config)  # writer not started: the queue only fills
+        for _ in range(15):
+            sink.submit(make_record())
+        assert sink.queue_depth == 10
+        assert sink.stats.spooled == 5
+        sink.start()
+        assert sink.flush()
+        deadline = time.monotonic() + 10
+        while sink.stats.replayed < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sink.stop()
+        assert _count(url, Call) == 15

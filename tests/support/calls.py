@@ -1,0 +1,40 @@
+"""Wait for the gateway's log sink to write a call, then read it back through the repositories."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gateway.api import call_queries
+from gateway.metering import logprob_codec
+from plumbline.db import create_db_engine, make_session_factory
+from plumbline.models import Call
+
+
+class CallReader:
+    """Reads recorded calls from a test database."""
+
+    def __init__(self, database_url: str) -> None:
+        self.engine = create_db_engine(database_url)
+        self.sessions = make_session_factory(self.engine)
+
+    def wait(self, call_id: str, timeout: float = 15.0) -> Call:
+        """The call's row, once the sink has written it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.sessions() as session:
+                call = call_queries.one_call(session, call_id, None)
+                if call is not None:
+                    return call
+            time.sleep(0.05)
+        raise AssertionError(f"call {call_id} was not recorded within {timeout} s")
+
+    def logprobs(self, call: Call) -> dict[int, Any] | None:
+        """The decoded logprobs of a call."""
+        with self.sessions() as session:
+            row = call_queries.logprobs_of(session, call)
+        return logprob_codec.decode(row.payload) if row is not None else None
+
+    def close(self) -> None:
+        """Release connections."""
+        self.engine.dispose()

@@ -1,0 +1,84 @@
+"""ServerProcess: a real server in a child process, started and always stopped by the test."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+
+class ServerProcess:
+    """Runs a command, waits until `health_url` answers 200, and tears it down on exit."""
+
+    def __init__(
+        self,
+        args: list[str],
+        health_url: str,
+        env: dict[str, str] | None = None,
+        startup_timeout: float = 30.0,
+    ) -> None:
+        self.args = args
+        self.health_url = health_url
+        self.env = {**os.environ, **(env or {})}
+        self.startup_timeout = startup_timeout
+        self.log_path = Path(tempfile.mkstemp(prefix="plumbline-server-", suffix=".log")[1])
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ServerProcess:
+        """Start and wait for health."""
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                self.args, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+            )
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited at start-up:\n{self.log_tail()}")
+            try:
+                if httpx.get(self.health_url, timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"server not healthy after {self.startup_timeout} s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 60) -> str:
+        """The end of the server's output."""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def signal(self, sig: int) -> None:
+        """Send a signal to the server."""
+        assert self.process is not None
+        self.process.send_signal(sig)
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        """SIGTERM, then SIGKILL the whole process group if it lingers."""
+        if self.process is None or self.process.poll() is not None:
+            return self.process.returncode if self.process else None
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            return self.process.wait(5)
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def plumbline_command(*args: str) -> list[str]:
+    """The `plumbline` CLI of this interpreter's environment."""
+    return [sys.executable, "-m", "plumbline", *args]
