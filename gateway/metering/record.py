@@ -53,6 +53,7 @@ class CallRecord:
     parameters: float | None = None
     weight_bytes: float | None = None
     memory_bandwidth: float | None = None
+    backend_fingerprint: str | None = None
     store_body: bool = False
     request_body: bytes | None = None
     response_body: bytes | None = None

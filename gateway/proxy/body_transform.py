@@ -21,6 +21,9 @@ def transform_body(body: bytes, status: int, record: CallRecord, plan: Measureme
     if status >= 400 or "error" in obj:
         record_upstream_error(record, status if status >= 400 else 500, obj.get("error", obj))
         return body
+    fingerprint = obj.get("system_fingerprint")
+    if isinstance(fingerprint, str):
+        record.backend_fingerprint = fingerprint
     usage = obj.get("usage")
     record.usage = usage if isinstance(usage, dict) else None
     metrics = obj.get("metrics")

@@ -85,7 +85,10 @@ class Forwarder(Relay):
                 ):
                     await response.read()
                     return f"{backend.url}: answered {response.status}"
+                self.fingerprint = backend.system_fingerprint
                 await self.relay(response, plan, limits.read_timeout_s)
+                if self.record.backend_fingerprint:
+                    backend.system_fingerprint = self.record.backend_fingerprint
             finally:
                 response.close()
             return None

@@ -27,6 +27,7 @@ class Relay:
         self.started = False
         self.finished = False
         self.upstream_started: float | None = None
+        self.fingerprint: str | None = None
         self.processing_s = 0.0
         self._t0 = record.t_arrival
 
@@ -104,7 +105,7 @@ class Relay:
 
     async def _relay_stream(self, response: aiohttp.ClientResponse, plan: MeasurementPlan) -> None:
         await self.send_stream_start(response.headers.get("Content-Type", "text/event-stream"))
-        transform = StreamTransform(self.record, plan)
+        transform = StreamTransform(self.record, plan, self.fingerprint)
         stored: list[bytes] = []
         stored_size = 0
         buffer = b""
@@ -130,6 +131,7 @@ class Relay:
         if not transform.done:
             raise GatewayError(502, "The backend ended the stream without `data: [DONE]`.")
         tail = b"".join(transform.flush())
+        self.record.backend_fingerprint = transform.fingerprint
         self.finished = True
         if stored:
             self.record.response_body = b"".join(stored)

@@ -1,8 +1,10 @@
 """StreamTransform: meter each SSE event of a stream and restore it to what the client asked for.
 
 Events pass through byte for byte unless the gateway changed the request: then logprobs the
-client did not ask for are set back to null, and the usage chunk it did not ask for is dropped,
-its `system_fingerprint` moved to the last chunk as vLLM does when usage is off.
+client did not ask for are set back to null, and the usage chunk it did not ask for is dropped.
+Without usage, vLLM puts `system_fingerprint` on every chunk that finishes a choice; the gateway
+does the same with the backend's fingerprint, learnt from earlier responses. Until it is known,
+chunks from the first finishing one on are held back until the usage chunk reveals it.
 """
 
 from __future__ import annotations
@@ -28,13 +30,16 @@ def encode_event(obj: Any) -> bytes:
 class StreamTransform:
     """Feed it whole SSE events; it returns the bytes to send to the client."""
 
-    def __init__(self, record: CallRecord, plan: MeasurementPlan) -> None:
+    def __init__(
+        self, record: CallRecord, plan: MeasurementPlan, fingerprint: str | None = None
+    ) -> None:
         self.record = record
         self.plan = plan
+        self.fingerprint = fingerprint
         self.done = False
         self.failed = False
-        # Chunks that finish a choice are held until we know whether the usage chunk follows.
-        self._held: list[tuple[dict[str, Any], bytes | None]] = []
+        self._holding = False
+        self._held: list[tuple[dict[str, Any], bytes | None, bool]] = []
 
     def feed(self, event: bytes, t: float) -> list[bytes]:
         """Process one event that arrived at gateway time `t`."""
@@ -64,9 +69,12 @@ class StreamTransform:
     def _usage_chunk(self, obj: dict[str, Any], event: bytes) -> list[bytes]:
         self.record.usage = obj.get("usage")
         self.record.engine_metrics = obj.get("metrics")
+        fingerprint = obj.get("system_fingerprint")
+        if isinstance(fingerprint, str):
+            self.fingerprint = fingerprint
         if not self.plan.strip_usage:
             return [*self._release(), event]
-        return self._release(obj.get("system_fingerprint"))
+        return self._release()
 
     def _choice_chunk(
         self, obj: dict[str, Any], event: bytes, choices: Any, t: float
@@ -88,22 +96,26 @@ class StreamTransform:
             self.record.usage = obj["usage"]
         if has_token:
             self.record.token_chunk_times.append(t)
-        out = self._release()
         if self.plan.strip_usage and finished:
-            self._held.append((obj, event if not modified else None))
-            return out
-        out.append(encode_event(obj) if modified else event)
-        return out
-
-    def _release(self, fingerprint: Any = None) -> list[bytes]:
-        if not self._held:
+            if self.fingerprint is None:
+                self._holding = True
+            else:
+                obj["system_fingerprint"] = self.fingerprint
+                modified = True
+        if self._holding:
+            self._held.append((obj, None if modified else event, finished))
             return []
-        if fingerprint is not None:
-            last, _ = self._held[-1]
-            last["system_fingerprint"] = fingerprint
-            self._held[-1] = (last, None)
-        out = [raw if raw is not None else encode_event(obj) for obj, raw in self._held]
+        return [encode_event(obj) if modified else event]
+
+    def _release(self) -> list[bytes]:
+        out = []
+        for obj, raw, finished in self._held:
+            if finished and self.fingerprint is not None:
+                obj["system_fingerprint"] = self.fingerprint
+                raw = None
+            out.append(raw if raw is not None else encode_event(obj))
         self._held.clear()
+        self._holding = False
         return out
 
     def flush(self) -> list[bytes]:

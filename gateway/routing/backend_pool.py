@@ -17,6 +17,7 @@ class Backend:
     in_flight: int = 0
     healthy: bool = True
     last_error: str | None = None
+    system_fingerprint: str | None = None
     engine_gauges: dict[str, float] = field(default_factory=dict)
     served_models: dict[str, dict[str, object]] = field(default_factory=dict)
 

@@ -21,7 +21,9 @@ def simulator() -> Iterator[SimulatorProcess]:
 
 
 @pytest.fixture(scope="module", params=["postgres", "sqlite"])
-def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def database(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     if request.param == "postgres":
         with postgres_database() as url:
             yield url

@@ -47,7 +47,9 @@ def test_chat_call_is_recorded_with_usage_engine_metrics_and_attribution(
     assert row.finish_reason == "stop"
     assert row.input_cost == pytest.approx(row.prompt_tokens * 0.5 / 1e6)
     assert row.output_cost == pytest.approx(row.completion_tokens * 1.5 / 1e6)
-    assert row.flops_estimate == pytest.approx(2 * 8e9 * (row.prompt_tokens + row.completion_tokens))
+    assert row.flops_estimate == pytest.approx(
+        2 * 8e9 * (row.prompt_tokens + row.completion_tokens)
+    )
     assert row.e2e_ms is not None and row.e2e_ms > 0
     assert row.overhead_ms is not None and 0 < row.overhead_ms < row.e2e_ms
     assert float(raw.headers["x-plumbline-overhead-ms"]) > 0

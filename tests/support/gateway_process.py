@@ -54,7 +54,9 @@ class GatewayProcess(ServerProcess):
         self.config_path = workdir / "gateway.yaml"
         self.config_path.write_text(yaml.safe_dump(config))
         super().__init__(
-            plumbline_command("gateway", "--config", str(self.config_path), "--port", str(self.port)),
+            plumbline_command(
+                "gateway", "--config", str(self.config_path), "--port", str(self.port)
+            ),
             f"{self.url}/health",
             env={
                 "PLUMBLINE_DATABASE__URL": database_url,

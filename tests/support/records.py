@@ -15,14 +15,20 @@ def logprob_entries(tokens: int, k: int) -> list[dict[str, object]]:
     entries = []
     for i in range(tokens):
         token = f" w{i % 50}"
-        alternatives = [(token, math.log(0.5))] + [(f" a{j}", math.log(0.5 / (j + 2))) for j in range(k - 1)]
+        alternatives = [(token, math.log(0.5))] + [
+            (f" a{j}", math.log(0.5 / (j + 2))) for j in range(k - 1)
+        ]
         entries.append(
             {
                 "token": token,
                 "logprob": alternatives[0][1],
                 "bytes": list(token.encode()),
                 "top_logprobs": [
-                    {"token": t, "logprob": float.fromhex(float(v).hex()), "bytes": list(t.encode())}
+                    {
+                        "token": t,
+                        "logprob": float.fromhex(float(v).hex()),
+                        "bytes": list(t.encode()),
+                    }
                     for t, v in alternatives
                 ],
             }
@@ -30,7 +36,9 @@ def logprob_entries(tokens: int, k: int) -> list[dict[str, object]]:
     return entries
 
 
-def make_record(team_id: int | None = 1, tokens: int = 20, k: int = 5, **fields: object) -> CallRecord:
+def make_record(
+    team_id: int | None = 1, tokens: int = 20, k: int = 5, **fields: object
+) -> CallRecord:
     """A finished streamed chat call with usage, engine metrics and logprobs."""
     record = CallRecord(
         id=new_call_id(),
@@ -47,8 +55,12 @@ def make_record(team_id: int | None = 1, tokens: int = 20, k: int = 5, **fields:
         t_done=100.5,
         token_chunk_times=[100.1 + 0.01 * i for i in range(tokens)],
         usage={"prompt_tokens": 30, "completion_tokens": tokens, "total_tokens": 30 + tokens},
-        engine_metrics={"queue_time_ms": 1.0, "time_to_first_token_ms": 50.0,
-                        "generation_time_ms": 190.0, "mean_itl_ms": 10.0},
+        engine_metrics={
+            "queue_time_ms": 1.0,
+            "time_to_first_token_ms": 50.0,
+            "generation_time_ms": 190.0,
+            "mean_itl_ms": 10.0,
+        },
         logprob_format=CHAT if k >= 0 else None,
         logprob_k=k,
         logprob_chunks=[(0, logprob_entries(tokens, k))] if tokens else [],

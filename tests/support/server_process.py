@@ -35,7 +35,11 @@ class ServerProcess:
         """Start and wait for health."""
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                self.args, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+                self.args,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                start_new_session=True,
             )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
@@ -74,7 +78,10 @@ class ServerProcess:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 

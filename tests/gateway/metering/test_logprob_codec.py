@@ -27,7 +27,12 @@ def test_token_id_tokens_keep_their_bytes() -> None:
 def test_partial_utf8_tokens_and_empty_top_lists_survive() -> None:
     entries = [
         {"token": "", "logprob": -5.9070048332214355, "bytes": [], "top_logprobs": []},
-        {"token": " 12", "logprob": -0.7765288352966309, "bytes": [32, 49, 50], "top_logprobs": None},
+        {
+            "token": " 12",
+            "logprob": -0.7765288352966309,
+            "bytes": [32, 49, 50],
+            "top_logprobs": None,
+        },
     ]
     assert logprob_codec.decode(logprob_codec.encode(CHAT, {0: entries})) == {0: entries}
 

@@ -70,8 +70,12 @@ def test_added_usage_and_logprobs_are_removed_as_vllm_would() -> None:
 
 def test_nothing_added_means_bytes_pass_through() -> None:
     upstream = capture_events("chat_stream_usage_logprobs.txt")
-    client = {"stream": True, "stream_options": {"include_usage": True}, "logprobs": True,
-              "top_logprobs": 2}
+    client = {
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "logprobs": True,
+        "top_logprobs": 2,
+    }
     plan = _plan(client, LogprobCapture(mode=LogprobMode.TOP_K, k=2))
     assert not plan.changed
     assert _run(upstream, plan, _record()) == upstream
@@ -79,8 +83,12 @@ def test_nothing_added_means_bytes_pass_through() -> None:
 
 def test_widened_top_k_is_trimmed_back() -> None:
     upstream = capture_events("chat_stream_usage_logprobs.txt")
-    client = {"stream": True, "stream_options": {"include_usage": True}, "logprobs": True,
-              "top_logprobs": 1}
+    client = {
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "logprobs": True,
+        "top_logprobs": 1,
+    }
     out = _objects(_run(upstream, _plan(client, LogprobCapture(k=2)), _record()))
     tops = [e["top_logprobs"] for c in out[1:-2] for e in c["choices"][0]["logprobs"]["content"]]
     assert all(len(t) == 1 for t in tops)
@@ -98,3 +106,39 @@ def test_error_event_is_recorded_and_passed_on() -> None:
     event = b'data: {"error": {"message": "boom", "type": "InternalServerError", "code": 500}}\n\n'
     assert transform.feed(event, 0.0) == [event]
     assert record.status_code == 500 and record.error_message == "boom"
+
+
+def _finish_chunk(index: int) -> bytes:
+    obj = {
+        "id": "x",
+        "choices": [
+            {
+                "index": index,
+                "delta": {"content": "a"},
+                "logprobs": None,
+                "finish_reason": "length",
+                "stop_reason": None,
+            }
+        ],
+    }
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+def test_every_finishing_chunk_gets_the_known_fingerprint_at_once() -> None:
+    transform = StreamTransform(_record(), _plan({"stream": True}, LogprobCapture()), "fp-1")
+    first = transform.feed(_finish_chunk(0), 0.0)
+    assert [orjson.loads(e[6:])["system_fingerprint"] for e in first] == ["fp-1"]
+    second = transform.feed(_finish_chunk(1), 1.0)
+    assert [orjson.loads(e[6:])["system_fingerprint"] for e in second] == ["fp-1"]
+
+
+def test_unknown_fingerprint_is_learnt_from_the_usage_chunk() -> None:
+    transform = StreamTransform(_record(), _plan({"stream": True}, LogprobCapture()))
+    assert transform.feed(_finish_chunk(0), 0.0) == []
+    assert transform.feed(_finish_chunk(1), 1.0) == []
+    usage = (
+        b'data: {"choices": [], "usage": {"prompt_tokens": 1}, "system_fingerprint": "fp-2"}\n\n'
+    )
+    released = transform.feed(usage, 2.0)
+    assert [orjson.loads(e[6:])["system_fingerprint"] for e in released] == ["fp-2", "fp-2"]
+    assert transform.fingerprint == "fp-2"
