@@ -61,7 +61,10 @@ class Scenario(_Section):
     @field_validator("match")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        re.compile(value)
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from None
         return value
 
 

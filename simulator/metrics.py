@@ -15,6 +15,8 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
+from simulator.config import PrefixCacheConfig
+
 _TOKENS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
 _ITERATION_TOKENS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 _N = (1, 2, 5, 10, 20)
@@ -26,6 +28,55 @@ _PHASE = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 
 _PHASE_ALL = (*_PHASE, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
 _PREEMPTIONS = (1, 2, 3, 4, 5, 10, 20)
 FINISH_REASONS = ("stop", "length", "abort", "error", "repetition")
+_NONE_LABELS = (
+    "cache_hit_alignment_tokens",
+    "hash_block_size",
+    "kv_cache_layout",
+    "kv_offloading_size",
+    "mamba_block_size",
+    "mamba_page_size_padded",
+    "num_cpu_blocks",
+    "num_gpu_blocks_override",
+    "prefix_match_unit",
+    "skip_page_size_padded",
+    "sliding_window",
+)
+
+
+def cache_config_labels(cache: PrefixCacheConfig, max_model_len: int) -> dict[str, str]:
+    """Labels of `vllm:cache_config_info`, as vLLM 0.32 sets them, for this cache."""
+    tokens = cache.block_size * cache.num_blocks
+    labels = dict.fromkeys(_NONE_LABELS, "None")
+    labels.update(
+        {
+            "_block_size_resolved": "True",
+            "block_size": str(cache.block_size),
+            "cache_dtype": "auto",
+            "effective_attention_block_size": str(cache.block_size),
+            "enable_mamba_shared_prefix_checkpoint": "False",
+            "enable_prefix_caching": str(cache.enabled),
+            "gpu_memory_utilization": "0.9",
+            "is_attention_free": "False",
+            "kv_sharing_fast_prefill": "False",
+            "kv_cache_dtype_skip_layers": "[]",
+            "kv_cache_max_concurrency": str(tokens / max_model_len),
+            "kv_cache_memory_bytes": str(tokens * 131072),
+            "kv_cache_size_tokens": str(tokens),
+            "kv_offloading_backend": "native",
+            "mamba_cache_dtype": "auto",
+            "mamba_cache_mode": "none",
+            "mamba_ssm_cache_dtype": "float32",
+            "num_gpu_blocks": str(cache.num_blocks),
+            "prefix_cache_retention_interval": "0",
+            "prefix_caching_hash_algo": "sha256",
+            "replayssm_buffer_len": "16",
+            "swa_bounded_replay": "True",
+            "use_kda_recoverssm": "False",
+            "use_replayssm": "False",
+            "user_specified_block_size": "False",
+        }
+    )
+    return labels
 
 
 class EngineMetrics:

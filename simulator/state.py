@@ -11,7 +11,7 @@ from simulator.config import FaultConfig, Scenario, SimulatorConfig, TimingConfi
 from simulator.engine.scheduler import Engine
 from simulator.errors import ApiError
 from simulator.faults import FAULT_HEADER, FaultPlan, draw_faults, parse_fault_header
-from simulator.metrics import EngineMetrics
+from simulator.metrics import EngineMetrics, cache_config_labels
 from simulator.prefix_cache import PrefixCache
 from simulator.pseudo_model import PseudoModel
 from simulator.scenarios import ScenarioBook
@@ -39,18 +39,10 @@ class SimulatorState:
 
     def _build_metrics(self, engine: Engine) -> EngineMetrics:
         cache = self.config.prefix_cache
-        labels = {
-            "block_size": str(cache.block_size),
-            "cache_dtype": "auto",
-            "enable_prefix_caching": str(cache.enabled),
-            "num_gpu_blocks": str(cache.num_blocks),
-            "num_cpu_blocks": "None",
-            "kv_cache_size_tokens": str(cache.block_size * cache.num_blocks),
-        }
         return EngineMetrics(
             self.config.model_name,
             self.config.engine_id,
-            labels,
+            cache_config_labels(cache, self.config.max_model_len),
             running=lambda: float(len(engine.running)),
             waiting=lambda: float(len(engine.waiting)),
             kv_usage=engine.kv_usage,

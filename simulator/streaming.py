@@ -170,9 +170,8 @@ class GenerationResponse(Response):
         first = job.choices[0]
         actions = self._stream_faults(send)
         pending = sorted(actions)
+        # Like vLLM, the role chunk goes out with the first token, not before prefill ends.
         head = self.formatter.head()
-        if head:
-            await self._body(send, head)
         while True:
             while pending and first.sent >= pending[0]:
                 threshold = pending.pop(0)
@@ -184,6 +183,9 @@ class GenerationResponse(Response):
                 await self._end(send, sse_error(engine_dead_error()))
                 return
             parts = []
+            if head and any(c.sequence.emitted for c in job.choices):
+                parts.append(head)
+                head = b""
             for choice in job.choices:
                 end = choice.sequence.emitted
                 if choice is first and pending:
@@ -193,7 +195,7 @@ class GenerationResponse(Response):
                     choice.sent = end
             if parts:
                 await self._body(send, b"".join(parts))
-            if all(c.sent >= len(c.output.token_ids) for c in job.choices):
+            if not head and all(c.sent >= len(c.output.token_ids) for c in job.choices):
                 break
             if not parts:
                 await self._wait_for_tokens()

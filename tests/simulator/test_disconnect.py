@@ -1,0 +1,106 @@
+"""A client that goes away gets its request cancelled at once: slot freed, counted, aborted."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from simulator.process import SimulatorProcess
+
+LONG = {
+    "messages": [{"role": "user", "content": "Write a long essay."}],
+    "max_tokens": 400,
+    "ignore_eos": True,
+}
+
+
+@pytest.fixture(scope="module")
+def slow() -> Iterator[SimulatorProcess]:
+    with SimulatorProcess({"timing": {"decode_ms_per_token": 20.0}}) as sim:
+        yield sim
+
+
+@pytest.fixture
+def fresh(slow: SimulatorProcess) -> SimulatorProcess:
+    slow.set_timing({"decode_ms_per_token": 20.0})
+    slow.reset()
+    return slow
+
+
+def _wait_for(sim: SimulatorProcess, cancelled: int) -> dict[str, Any]:
+    deadline = time.monotonic() + 10
+    stats: dict[str, Any] = sim.stats()
+    while time.monotonic() < deadline and stats["cancelled"] < cancelled:
+        time.sleep(0.02)
+        stats = sim.stats()
+    return stats
+
+
+def _aborted(sim: SimulatorProcess) -> float:
+    for line in sim.metrics_text().splitlines():
+        if line.startswith("vllm:request_success_total") and 'finished_reason="abort"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError("no abort series")
+
+
+def test_stream_disconnect_cancels_the_request(fresh: SimulatorProcess) -> None:
+    aborted_before = _aborted(fresh)
+    with (
+        httpx.Client(base_url=fresh.base_url, timeout=30.0) as http,
+        http.stream("POST", "/v1/chat/completions", json={**LONG, "stream": True}) as resp,
+    ):
+        lines = resp.iter_lines()
+        for _ in range(3):
+            next(line for line in lines if line)
+    stats = _wait_for(fresh, 1)
+    assert stats["cancelled"] == 1
+    assert stats["in_flight"] == 0
+    assert stats["engine"]["running"] == 0
+    assert stats["cancellations"][0]["disconnect_to_cancel_ms"] < 100
+    assert _aborted(fresh) == aborted_before + 1
+    assert fresh.client.get("/load").json() == {"server_load": 0}
+
+
+def test_nonstreaming_disconnect_cancels_too(fresh: SimulatorProcess) -> None:
+    with (
+        httpx.Client(base_url=fresh.base_url, timeout=0.3) as http,
+        pytest.raises(httpx.ReadTimeout),
+    ):
+        http.post("/v1/chat/completions", json=LONG)
+    stats = _wait_for(fresh, 1)
+    assert stats["cancelled"] == 1
+    assert stats["engine"]["running"] == 0
+
+
+def test_cancelled_slot_goes_to_the_next_request(fresh: SimulatorProcess) -> None:
+    fresh.set_timing({"decode_ms_per_token": 20.0, "max_num_seqs": 1})
+    with httpx.Client(base_url=fresh.base_url, timeout=30.0) as http:
+        with http.stream("POST", "/v1/chat/completions", json={**LONG, "stream": True}) as resp:
+            lines = resp.iter_lines()  # held: dropping it would close the stream
+            next(line for line in lines if line)
+        _wait_for(fresh, 1)
+        short = {**LONG, "max_tokens": 2}
+        metrics = http.post("/v1/chat/completions", json=short).json()["metrics"]
+    # 400 tokens at 20 ms would have kept the only slot busy for 8 s.
+    assert metrics["queue_time_ms"] < 1000
+
+
+def test_a_queued_request_can_be_cancelled(fresh: SimulatorProcess) -> None:
+    fresh.set_timing({"decode_ms_per_token": 20.0, "max_num_seqs": 1})
+    with (
+        httpx.Client(base_url=fresh.base_url, timeout=30.0) as http,
+        http.stream("POST", "/v1/chat/completions", json={**LONG, "stream": True}) as running,
+    ):
+        lines = running.iter_lines()  # held: dropping it would close the stream
+        next(line for line in lines if line)
+        with httpx.Client(base_url=fresh.base_url, timeout=0.3) as impatient:
+            with pytest.raises(httpx.ReadTimeout):
+                impatient.post("/v1/chat/completions", json=LONG)
+            stats = _wait_for(fresh, 1)
+            assert stats["engine"]["waiting"] == 0
+            assert stats["engine"]["running"] == 1
+    assert _wait_for(fresh, 2)["cancelled"] == 2
