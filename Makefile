@@ -23,8 +23,13 @@ demo: $(STAMP)
 services:
 	@scripts/ensure-services
 
-test: $(STAMP) services
+test: $(STAMP) services vllm-env
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+# The real vLLM (CPU build) in its own venv under $(PLUMBLINE_CACHE), plus the tiny model; seconds
+# once installed.
+vllm-env:
+	@PYTHON="$(PYTHON)" scripts/vllm-env
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1,0 +1,1 @@
+"""Tests against a real vLLM (CPU build) serving the tiny random-weight model."""
