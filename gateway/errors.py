@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import orjson
 
 _TYPES = {
@@ -22,13 +20,14 @@ _TYPES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class GatewayError(Exception):
     """An error answered to the client in OpenAI's shape and recorded with the call."""
 
-    status: int
-    message: str
-    param: str | None = None
+    def __init__(self, status: int, message: str, param: str | None = None) -> None:
+        super().__init__(status, message, param)
+        self.status = status
+        self.message = message
+        self.param = param
 
     @property
     def error_type(self) -> str:
