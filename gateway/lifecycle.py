@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import aiohttp
 from prometheus_client.core import GaugeMetricFamily
-from sqlalchemy import inspect
+from sqlalchemy import Engine, inspect
 
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
@@ -56,15 +56,23 @@ def _live_gauges(state: GatewayState) -> Iterator[GaugeMetricFamily]:
     yield from (healthy, in_flight, engine)
 
 
-async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState:
-    """Create everything a running gateway needs and start its background work."""
-    engine = create_db_engine(settings.database.url, pool_size=settings.database.pool_size)
+def check_schema(engine: Engine) -> None:
+    """Refuse to start on a database that was never migrated."""
     if not inspect(engine).has_table("calls"):
-        engine.dispose()
         raise SchemaMissingError(
             f"The database {engine.url.render_as_string(hide_password=True)} has no Plumbline "
             "tables; run `plumbline migrate` first."
         )
+
+
+async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState:
+    """Create everything a running gateway needs and start its background work."""
+    engine = create_db_engine(settings.database.url, pool_size=settings.database.pool_size)
+    try:
+        check_schema(engine)
+    except SchemaMissingError:
+        engine.dispose()
+        raise
     metrics = GatewayMetrics(config.features)
     sink = LogSink(engine, config.recording, observer=metrics.observe)
     sink.start()

@@ -6,11 +6,18 @@ import uvicorn
 
 from gateway.app import create_app
 from gateway.config import GatewayConfig
+from gateway.lifecycle import check_schema
+from plumbline.db import create_db_engine
 from plumbline.settings import Settings
 
 
 def serve(settings: Settings, config: GatewayConfig, host: str, port: int) -> None:
     """Serve until interrupted; SIGTERM drains in-flight calls and writes queued records."""
+    engine = create_db_engine(settings.database.url)
+    try:
+        check_schema(engine)
+    finally:
+        engine.dispose()
     app = create_app(settings, config)
     uvicorn.run(
         app,

@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from gateway.config import load_gateway_config
+        from gateway.lifecycle import SchemaMissingError
         from gateway.server import serve
         from plumbline.logging_setup import configure_logging
         from plumbline.settings import Settings
@@ -30,4 +31,8 @@ def register(app: typer.Typer) -> None:
             gateway_config = load_gateway_config(config)
         except (OSError, ValidationError, ValueError) as error:
             raise typer.BadParameter(f"{config}: {error}", param_hint="--config") from None
-        serve(Settings(), gateway_config, host, port)
+        try:
+            serve(Settings(), gateway_config, host, port)
+        except SchemaMissingError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from None
