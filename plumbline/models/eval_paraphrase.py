@@ -30,4 +30,6 @@ class EvalParaphrase(Base):
     generator_call_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     generator_model: Mapped[str | None] = mapped_column(String(256), nullable=True)
     reviewed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.current_timestamp()
+    )
