@@ -6,7 +6,7 @@ from enum import StrEnum
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class LogprobMode(StrEnum):
@@ -17,7 +17,13 @@ class LogprobMode(StrEnum):
     TOP_K = "top_k"
 
 
-class LogprobCapture(BaseModel):
+class _Strict(BaseModel):
+    """Config sections refuse unknown keys, so a typo is an error, not a silent default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class LogprobCapture(_Strict):
     """Logprob capture for one model; default is the top 5 alternatives per token."""
 
     mode: LogprobMode = LogprobMode.TOP_K
@@ -25,6 +31,12 @@ class LogprobCapture(BaseModel):
     backend_mode: str = Field(
         default="raw_logprobs", description="The backend's --logprobs-mode, recorded with each call"
     )
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: object) -> object:
+        # YAML 1.1 reads a bare `off` as false.
+        return LogprobMode.OFF if value is False else value
 
     @property
     def upstream_k(self) -> int | None:
@@ -34,14 +46,14 @@ class LogprobCapture(BaseModel):
         return self.k if self.mode is LogprobMode.TOP_K else 0
 
 
-class Price(BaseModel):
+class Price(_Strict):
     """Price per million tokens, input and output billed separately."""
 
     input_per_million: float = Field(default=0.0, ge=0)
     output_per_million: float = Field(default=0.0, ge=0)
 
 
-class BackendConfig(BaseModel):
+class BackendConfig(_Strict):
     """One server that can serve the model."""
 
     url: str
@@ -53,7 +65,7 @@ class BackendConfig(BaseModel):
         return value.rstrip("/")
 
 
-class ModelConfig(BaseModel):
+class ModelConfig(_Strict):
     """A model clients can name, and how the gateway serves and meters it."""
 
     name: str
@@ -86,7 +98,7 @@ class ModelConfig(BaseModel):
         return self.upstream_model or self.name
 
 
-class Limits(BaseModel):
+class Limits(_Strict):
     """Guards on what a client may send and how long the gateway waits upstream."""
 
     max_body_bytes: int = 8 * 1024 * 1024
@@ -95,7 +107,7 @@ class Limits(BaseModel):
     body_read_timeout_s: float = 30.0
 
 
-class RecordingConfig(BaseModel):
+class RecordingConfig(_Strict):
     """How the log sink batches and where it spools when the database is away."""
 
     queue_capacity: int = 100_000
@@ -104,14 +116,14 @@ class RecordingConfig(BaseModel):
     spool_dir: Path = Path("var/spool")
 
 
-class HealthConfig(BaseModel):
+class HealthConfig(_Strict):
     """How often backends are probed and scraped."""
 
     interval_s: float = 5.0
     timeout_s: float = 2.0
 
 
-class GatewayConfig(BaseModel):
+class GatewayConfig(_Strict):
     """Everything the gateway needs besides process settings."""
 
     models: list[ModelConfig]

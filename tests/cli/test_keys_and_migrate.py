@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 
 from gateway.auth.service import authenticate
+from plumbline.child_process import plumbline_command
 from plumbline.db import create_db_engine, make_session_factory
-from tests.support.server_process import plumbline_command
 
 PEPPER = "cli-test-pepper"
 

@@ -11,11 +11,11 @@ import openai
 import orjson
 import pytest
 
+from plumbline.child_process import free_port
 from simulator.process import SimulatorProcess
 from tests.support.calls import CallReader
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
-from tests.support.ports import free_port
 from tests.support.scenarios import simulator_config
 
 pytestmark = pytest.mark.xdist_group("gateway-faults")

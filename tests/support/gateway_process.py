@@ -11,9 +11,8 @@ from sqlalchemy.orm import Session
 
 from gateway.auth.repository import team_by_name
 from gateway.auth.service import create_key
+from plumbline.child_process import ServerProcess, free_port, plumbline_command
 from plumbline.db import create_db_engine, make_session_factory
-from tests.support.ports import free_port
-from tests.support.server_process import ServerProcess, plumbline_command
 
 TEST_PEPPER = "plumbline-test-pepper"
 

@@ -1,9 +1,10 @@
-"""ServerProcess: a real server in a child process, started and always stopped by the test."""
+"""ServerProcess: a server in a child process, started, health-checked and always stopped."""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -15,7 +16,10 @@ import httpx
 
 
 class ServerProcess:
-    """Runs a command, waits until `health_url` answers 200, and tears it down on exit."""
+    """Runs a command, waits until `health_url` answers 200, and tears it down on exit.
+
+    Used by the demo to run the gateway and workers, and by tests for real servers.
+    """
 
     def __init__(
         self,
@@ -89,3 +93,10 @@ class ServerProcess:
 def plumbline_command(*args: str) -> list[str]:
     """The `plumbline` CLI of this interpreter's environment."""
     return [sys.executable, "-m", "plumbline", *args]
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,0 +1,27 @@
+"""`plumbline demo`: the whole story on the embedded default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the demo command to the CLI."""
+
+    @app.command("demo")
+    def demo(
+        directory: Annotated[Path, typer.Option(help="Where the demo keeps its files")] = Path(
+            "var/demo"
+        ),
+        calls: Annotated[int, typer.Option(help="Product calls to send", min=1)] = 120,
+        keep_running: Annotated[
+            bool, typer.Option(help="Leave the stack running until Ctrl-C")
+        ] = False,
+    ) -> None:
+        """Start a simulator and a gateway, send traffic, show what was recorded."""
+        from plumbline.demo.run import run_demo
+
+        run_demo(directory, calls, keep_running)

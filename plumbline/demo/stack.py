@@ -1,0 +1,102 @@
+"""DemoStack: simulator, migrated SQLite database and gateway, started together and stopped."""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+
+from gateway.auth.service import create_key
+from plumbline.child_process import ServerProcess, free_port, plumbline_command
+from plumbline.db import create_db_engine, make_session_factory
+from plumbline.demo.scenarios import DEMO_SIMULATOR
+from plumbline.migrate import upgrade_to_head
+from simulator.process import SimulatorProcess
+
+DEMO_PEPPER = "plumbline-demo-only"
+
+
+class DemoStack:
+    """Everything the demo runs, under `directory`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.database_url = f"sqlite:///{directory / 'plumbline.db'}"
+        self.gateway_port = free_port()
+        self.gateway_url = f"http://127.0.0.1:{self.gateway_port}"
+        self._stack = ExitStack()
+        self.simulator: SimulatorProcess | None = None
+        self.gateway: ServerProcess | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment every demo process shares."""
+        return {
+            "PLUMBLINE_DATABASE__URL": self.database_url,
+            "PLUMBLINE_KEY_SALT": DEMO_PEPPER,
+            "PLUMBLINE_LOG_LEVEL": "WARNING",
+        }
+
+    def start(self) -> DemoStack:
+        """Start the simulator and the gateway on a fresh database."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "plumbline.db").unlink(missing_ok=True)
+        upgrade_to_head(self.database_url)
+        self.simulator = self._stack.enter_context(SimulatorProcess(DEMO_SIMULATOR))
+        config_path = self.directory / "gateway.yaml"
+        config_path.write_text(yaml.safe_dump(self.gateway_config()))
+        self.gateway = ServerProcess(
+            plumbline_command(
+                "gateway", "--config", str(config_path), "--port", str(self.gateway_port)
+            ),
+            f"{self.gateway_url}/health",
+            env={**os.environ, **self.env},
+        )
+        self._stack.enter_context(self.gateway)
+        return self
+
+    def gateway_config(self) -> dict[str, Any]:
+        """One model, served by the simulator, priced like a hosted 8B model."""
+        assert self.simulator is not None
+        return {
+            "models": [
+                {
+                    "name": "contracts-llm",
+                    "backends": [{"url": self.simulator.base_url}],
+                    "price": {"input_per_million": 0.10, "output_per_million": 0.40},
+                    "parameters": 8.0e9,
+                    "weight_bytes": 16.0e9,
+                    "memory_bandwidth": 3.35e12,
+                }
+            ],
+            "features": ["contracts", "support", "search"],
+            "recording": {"spool_dir": str(self.directory / "spool"), "flush_interval_ms": 20},
+        }
+
+    def issue_key(self, team: str, *, admin: bool = False) -> str:
+        """A key for a team of the demo database."""
+        engine = create_db_engine(self.database_url)
+        try:
+            with make_session_factory(engine)() as session, session.begin():
+                return create_key(session, team, DEMO_PEPPER, admin=admin).plaintext
+        finally:
+            engine.dispose()
+
+    def stop(self) -> None:
+        """Stop every process the demo started."""
+        self._stack.close()
+
+    def __enter__(self) -> DemoStack:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
