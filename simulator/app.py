@@ -8,9 +8,10 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from simulator.admin import build_admin_router
-from simulator.chat_route import build_chat_router
-from simulator.completion_route import build_completion_router
+from simulator.chat_route import build_chat_router, create_chat_completion
+from simulator.completion_route import build_completion_router, create_completion
 from simulator.config import SimulatorConfig
+from simulator.generation_shortcut import GenerationShortcut
 from simulator.headers_middleware import ResponseHeadersMiddleware
 from simulator.info_routes import build_info_router
 from simulator.state import SimulatorState
@@ -39,6 +40,13 @@ def create_app(config: SimulatorConfig | None = None) -> FastAPI:
         build_admin_router(),
     ):
         app.include_router(router)
+    app.add_middleware(
+        GenerationShortcut,
+        routes={
+            "/v1/chat/completions": create_chat_completion,
+            "/v1/completions": create_completion,
+        },
+    )
     app.add_middleware(
         ResponseHeadersMiddleware, request_id_headers=state.config.enable_request_id_headers
     )

@@ -16,6 +16,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 from simulator.config import PrefixCacheConfig
+from simulator.step_histogram import StepHistogram
 
 _TOKENS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
 _ITERATION_TOKENS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
@@ -248,11 +249,13 @@ class EngineMetrics:
             "Histogram of time to first token in seconds.",
             _TTFT_ALL,
         ).labels(*values)
-        self.itl = histogram(
+        self.itl = StepHistogram(
             "vllm:inter_token_latency_seconds",
             "Histogram of inter-token latency in seconds.",
+            dict(zip(names, values, strict=True)),
             _ITL_ALL,
-        ).labels(*values)
+            registry,
+        )
         self.tpot = histogram(
             "vllm:request_time_per_output_token_seconds",
             "Histogram of time_per_output_token_seconds per request.",

@@ -59,6 +59,13 @@ class SimulatorProcess:
         return f"http://127.0.0.1:{self.port}"
 
     @property
+    def pid(self) -> int:
+        """Process id of the running simulator."""
+        if self._proc is None:
+            raise RuntimeError("the simulator is not running")
+        return self._proc.pid
+
+    @property
     def log_path(self) -> Path:
         """Where the child's stdout and stderr go."""
         if self._dir is None:

@@ -21,6 +21,7 @@ from simulator.metrics import EngineMetrics
 from simulator.prefix_cache import PrefixCache
 
 _TIMER_SLACK = 0.0006
+_MAX_CATCH_UP = 0.05
 
 
 class Engine:
@@ -101,18 +102,26 @@ class Engine:
         return min(used / self.cache.num_blocks, 1.0)
 
     async def _run(self) -> None:
+        previous_end: float | None = None
         while True:
             if not self.running and not self.waiting:
+                previous_end = None
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            start = time.perf_counter()
-            admitted, prefill_tokens = self._admit(start)
+            now = time.perf_counter()
+            # A step starts when the previous one ended, even if the loop got here a little
+            # late: the HTTP side's work must not slow the simulated GPU (as in vLLM, where
+            # the engine runs in its own process). Far behind, the clock starts afresh.
+            late = previous_end is None or now - previous_end > _MAX_CATCH_UP
+            start = now if late or previous_end is None else previous_end
+            admitted, prefill_tokens = self._admit(now)
             timing = self.timing
             step_ms = timing.prefill_ms_per_token * prefill_tokens
             if len(self.running) > len(admitted):
                 step_ms += timing.decode_step_ms(len(self.running))
-            await _sleep_until(start + step_ms / 1000.0)
+            previous_end = start + step_ms / 1000.0
+            await _sleep_until(previous_end)
             self._emit(time.perf_counter(), prefill_tokens)
 
     def _admit(self, now: float) -> tuple[list[EngineSequence], int]:
@@ -139,13 +148,15 @@ class Engine:
     def _emit(self, now: float, prefill_tokens: int) -> None:
         self.steps += 1
         woken: dict[RequestHandle, None] = {}
-        itl = self.metrics.itl
+        # Sequences decoded in the same earlier step share one inter-token latency.
+        latencies: dict[float, int] = {}
         emitted = 0
         for sequence in list(self.running):
             if sequence.emitted == 0:
                 sequence.first_token = now
             else:
-                itl.observe(now - sequence.last_token)
+                latency = now - sequence.last_token
+                latencies[latency] = latencies.get(latency, 0) + 1
             sequence.emitted += 1
             sequence.last_token = now
             emitted += 1
@@ -155,6 +166,8 @@ class Engine:
                 sequence.status = FINISHED
                 sequence.handle.remaining -= 1
                 self._record_end(sequence, sequence.finish_reason, now)
+        for latency, count in latencies.items():
+            self.metrics.itl.observe(latency, count)
         if emitted:
             self.metrics.generation_tokens.inc(emitted)
             self.metrics.iteration_tokens.observe(emitted + prefill_tokens)

@@ -82,6 +82,7 @@ def test_counters_follow_traffic(metered: SimulatorProcess) -> None:
             "vllm:e2e_request_latency_seconds_count",
             "vllm:prefix_cache_queries_total",
             "vllm:prefix_cache_hits_total",
+            "vllm:inter_token_latency_seconds_count",
         )
     }
     lengths = _value(metered, "vllm:request_success_total", finished_reason="length")
@@ -101,6 +102,7 @@ def test_counters_follow_traffic(metered: SimulatorProcess) -> None:
     assert grew("vllm:prompt_tokens_total") == prompt_tokens
     assert grew("vllm:generation_tokens_total") == 10
     assert grew("vllm:e2e_request_latency_seconds_count") == 2
+    assert grew("vllm:inter_token_latency_seconds_count") == 8  # 4 gaps between 5 tokens, x2
     assert grew("vllm:prefix_cache_queries_total") == prompt_tokens
     assert grew("vllm:prefix_cache_hits_total") == cached
     assert _value(metered, "vllm:request_success_total", finished_reason="length") == lengths + 2
