@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
-from gateway.api import calls, usage
+from gateway.api import calls, eval_paraphrases, eval_runs, eval_suites, usage
 from gateway.config import GatewayConfig
 from gateway.errors import GatewayError, error_body
 from gateway.lifecycle import build_state, close_state
@@ -70,5 +70,8 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(service_router)
     app.include_router(calls.router)
     app.include_router(usage.router)
+    app.include_router(eval_suites.router)
+    app.include_router(eval_paraphrases.router)
+    app.include_router(eval_runs.router)
     _install_error_handlers(app)
     return app

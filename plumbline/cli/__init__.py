@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from plumbline.cli import demo_cmd, gateway_cmd, keys_cmd, migrate_cmd, simulator_cmd
+from plumbline.cli import (
+    demo_cmd,
+    eval_cmd,
+    gateway_cmd,
+    keys_cmd,
+    migrate_cmd,
+    simulator_cmd,
+)
 
 
 def build_app() -> typer.Typer:
@@ -15,7 +22,7 @@ def build_app() -> typer.Typer:
     def root() -> None:
         """Plumbline: observability gateway and answer-stability evals for vLLM."""
 
-    for command in (simulator_cmd, gateway_cmd, migrate_cmd, keys_cmd, demo_cmd):
+    for command in (simulator_cmd, gateway_cmd, migrate_cmd, keys_cmd, eval_cmd, demo_cmd):
         command.register(app)
     return app
 

@@ -61,8 +61,7 @@ def generate(
             typer.echo(f"{outcome.question_key}: generation failed: {outcome.error}")
             continue
         typer.echo(
-            f"{outcome.question_key}: {len(outcome.added)} pending, "
-            f"{len(outcome.skipped)} dropped"
+            f"{outcome.question_key}: {len(outcome.added)} pending, {len(outcome.skipped)} dropped"
         )
         for text, reason in outcome.skipped:
             typer.echo(f"    dropped ({reason}): {text}")

@@ -1,0 +1,80 @@
+"""Routes: list, generate, approve and reject a suite's paraphrases."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from evals.service import generate_paraphrases, list_paraphrases, review_paraphrases
+from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
+from gateway.api.eval_calls import eval_client
+from gateway.api.eval_errors import gateway_errors
+from gateway.api.eval_schemas import (
+    GenerateRequest,
+    GenerationList,
+    GenerationOut,
+    ParaphraseList,
+    ParaphraseOut,
+    ReviewOut,
+    ReviewRequest,
+    SkippedParaphrase,
+)
+
+router = APIRouter(prefix="/api/evals", tags=["evals"])
+
+
+@router.get("/suites/{suite_id}/paraphrases", response_model=ParaphraseList)
+def list_suite_paraphrases(
+    suite_id: int, caller: CallerDep, session: SessionDep, status: str | None = None
+) -> ParaphraseList:
+    """A suite's paraphrases, optionally of one status (pending, approved, rejected, stale)."""
+    with gateway_errors():
+        views = list_paraphrases(session, suite_id, team_id=team_scope(caller), status=status)
+    return ParaphraseList(
+        data=[ParaphraseOut.model_validate(v, from_attributes=True) for v in views]
+    )
+
+
+@router.post("/suites/{suite_id}/paraphrases/generate", response_model=GenerationList)
+async def generate_suite_paraphrases(
+    suite_id: int, body: GenerateRequest, request: Request, caller: CallerDep, state: StateDep
+) -> GenerationList:
+    """Ask an LLM through this gateway for paraphrases; they are stored as pending."""
+    with gateway_errors():
+        async with eval_client(request) as client:
+            outcomes = await generate_paraphrases(
+                state.sessions,
+                client,
+                suite_id,
+                team_id=team_scope(caller),
+                n=body.n,
+                question_keys=body.questions,
+                model=body.model or state.settings.eval.paraphrase_model,
+            )
+    return GenerationList(
+        data=[
+            GenerationOut(
+                question_key=o.question_key,
+                added=o.added,
+                skipped=[SkippedParaphrase(text=t, reason=r) for t, r in o.skipped],
+                error=o.error,
+                call_id=o.call_id,
+            )
+            for o in outcomes
+        ]
+    )
+
+
+@router.post("/paraphrases/approve", response_model=ReviewOut)
+def approve(body: ReviewRequest, caller: CallerDep, session: SessionDep) -> ReviewOut:
+    """Approve paraphrases: later runs send them, in order of approval."""
+    with gateway_errors():
+        ids = review_paraphrases(session, body.ids, "approved", team_id=team_scope(caller))
+    return ReviewOut(ids=ids, status="approved")
+
+
+@router.post("/paraphrases/reject", response_model=ReviewOut)
+def reject(body: ReviewRequest, caller: CallerDep, session: SessionDep) -> ReviewOut:
+    """Reject paraphrases: they are never sent."""
+    with gateway_errors():
+        ids = review_paraphrases(session, body.ids, "rejected", team_id=team_scope(caller))
+    return ReviewOut(ids=ids, status="rejected")

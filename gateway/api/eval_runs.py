@@ -1,0 +1,126 @@
+"""Routes: start or resume a run (executed in the background), list runs, one run, its report."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, BackgroundTasks, Query, Request, Response, status
+from sqlalchemy.orm import Session, sessionmaker
+
+from evals.gateway_client import GatewayClient
+from evals.report import render_html
+from evals.service import (
+    ConcurrencyLimits,
+    RunnerOptions,
+    create_run,
+    execute_run,
+    load_run_score,
+)
+from evals.service.execution import ExecutionPolicy
+from evals.service.run_views import question_results, run_view, run_views
+from evals.service.transaction import in_thread_transaction
+from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
+from gateway.api.eval_calls import eval_client, shared_limits
+from gateway.api.eval_errors import gateway_errors
+from gateway.api.eval_schemas import RunDetail, RunList, RunOut
+
+router = APIRouter(prefix="/api/evals", tags=["evals"])
+log = logging.getLogger(__name__)
+
+
+async def _execute(
+    sessions: sessionmaker[Session],
+    client: GatewayClient,
+    run_id: int,
+    options: RunnerOptions,
+    resume: bool,
+) -> None:
+    """The background task: run to the end; failures are stored on the run, not raised."""
+    async with client:
+        try:
+            await execute_run(sessions, client, run_id, options, resume=resume)
+        except Exception:
+            log.exception("eval run %s failed", run_id)
+
+
+def _options(state: StateDep, limits: ConcurrencyLimits) -> RunnerOptions:
+    settings = state.settings.eval
+    return RunnerOptions(
+        limits=limits,
+        policy=ExecutionPolicy(max_attempts=settings.max_attempts),
+        logprob_wait_s=settings.logprob_wait_s,
+    )
+
+
+@router.post("/suites/{suite_id}/runs", response_model=RunOut, status_code=status.HTTP_202_ACCEPTED)
+async def start_run(
+    suite_id: int,
+    request: Request,
+    background: BackgroundTasks,
+    caller: CallerDep,
+    state: StateDep,
+) -> RunOut:
+    """Create a run (all samples pending, committed) and execute it in the background."""
+    with gateway_errors():
+        created = await in_thread_transaction(
+            state.sessions, create_run, suite_id, team_id=team_scope(caller), trigger="api"
+        )
+        view = await in_thread_transaction(state.sessions, run_view, created.run_id, team_id=None)
+    options = _options(state, shared_limits(request))
+    background.add_task(
+        _execute, state.sessions, eval_client(request), created.run_id, options, False
+    )
+    return RunOut.model_validate(view, from_attributes=True)
+
+
+@router.post("/runs/{run_id}/resume", response_model=RunOut, status_code=status.HTTP_202_ACCEPTED)
+async def resume_run(
+    run_id: int, request: Request, background: BackgroundTasks, caller: CallerDep, state: StateDep
+) -> RunOut:
+    """Execute a run's unanswered samples again (after a crash or failures), then rescore it."""
+    with gateway_errors():
+        view = await in_thread_transaction(
+            state.sessions, run_view, run_id, team_id=team_scope(caller)
+        )
+    options = _options(state, shared_limits(request))
+    background.add_task(_execute, state.sessions, eval_client(request), run_id, options, True)
+    return RunOut.model_validate(view, from_attributes=True)
+
+
+@router.get("/runs", response_model=RunList)
+def list_runs(
+    caller: CallerDep,
+    session: SessionDep,
+    suite_id: int | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> RunList:
+    """Runs of the caller's team, newest first."""
+    views = run_views(session, team_id=team_scope(caller), suite_id=suite_id, limit=limit)
+    return RunList(data=[RunOut.model_validate(v, from_attributes=True) for v in views])
+
+
+@router.get("/runs/{run_id}", response_model=RunDetail)
+def get_run(run_id: int, caller: CallerDep, session: SessionDep) -> RunDetail:
+    """One run with per-question results and first-divergent-token reports."""
+    with gateway_errors():
+        view = run_view(session, run_id, team_id=team_scope(caller))
+    base = RunOut.model_validate(view, from_attributes=True)
+    return RunDetail(**base.model_dump(), questions=question_results(session, run_id))
+
+
+@router.get("/runs/{run_id}/report")
+def run_report(
+    run_id: int,
+    caller: CallerDep,
+    session: SessionDep,
+    format: Literal["html", "csv"] = "html",
+) -> Response:
+    """The run's report as a self-contained HTML page, or its question table as CSV."""
+    with gateway_errors():
+        score = load_run_score(session, run_id, team_id=team_scope(caller))
+    if format == "csv":
+        body = score.questions.to_csv(index=False)
+        disposition = f'attachment; filename="run-{run_id}-questions.csv"'
+        return Response(body, media_type="text/csv", headers={"Content-Disposition": disposition})
+    return Response(render_html(score), media_type="text/html")
