@@ -49,31 +49,40 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)]
 
 
+def _completion_tokens(payload: bytes) -> int:
+    """Usage of a JSON body, or of the final usage chunk of an SSE body."""
+    if payload.startswith(b"data: "):
+        start = payload.rfind(b"data: {") + len(b"data: ")
+        payload = payload[start : payload.index(b"\n", start)]
+    tokens: int = orjson.loads(payload)["usage"]["completion_tokens"]
+    return tokens
+
+
 async def _closed_loop(
     url: str, body: dict[str, Any], workers: int, seconds: float
 ) -> dict[str, Any]:
     """`workers` clients send back to back for `seconds`; counts requests, events, latencies."""
     latencies: list[float] = []
-    events = 0
+    tokens = 0
     deadline = time.perf_counter() + seconds
     connector = aiohttp.TCPConnector(limit=workers)
     async with aiohttp.ClientSession(connector=connector) as session:
 
         async def worker() -> None:
-            nonlocal events
+            nonlocal tokens
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
                 async with session.post(url, json=body) as response:
                     payload = await response.read()
                     if response.status != 200:
                         raise RuntimeError(payload[:200])
-                events += payload.count(b"data: ")
+                tokens += _completion_tokens(payload)
                 latencies.append(time.perf_counter() - started)
 
         began = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(workers)))
         elapsed = time.perf_counter() - began
-    return {"requests": len(latencies), "events": events, "elapsed": elapsed, "lat": latencies}
+    return {"requests": len(latencies), "tokens": tokens, "elapsed": elapsed, "lat": latencies}
 
 
 async def _streams(url: str, body: dict[str, Any], count: int) -> dict[str, Any]:
@@ -144,7 +153,7 @@ def bench_requests(pool: Any, clients: int, concurrency: int, seconds: float) ->
             latencies = [x for p in parts for x in p["lat"]]
             results[name] = {
                 "req_s": requests / elapsed,
-                "tokens_s": sum(p["events"] for p in parts) / elapsed,
+                "tokens_s": sum(p["tokens"] for p in parts) / elapsed,
                 "p50_ms": _percentile(latencies, 0.5) * 1000,
                 "p99_ms": _percentile(latencies, 0.99) * 1000,
                 "cpu_ms_per_req": cpu * 1000 / requests,

@@ -40,6 +40,11 @@ def _prompts(state: SimulatorState, body: CompletionRequest) -> list[PromptInfo]
     tokenizer = state.tokenizer
     prompts = []
     for item in items:
+        if not item:
+            raise ApiError(
+                "Either prompt or prompt_embeds must be provided and non-empty. (parameter=prompt)",
+                param="prompt",
+            )
         if isinstance(item, str):
             prompts.append(PromptInfo(tokenizer.encode(item), item))
             continue

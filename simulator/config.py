@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,22 @@ class SimulatorConfig(_Section):
     @classmethod
     def from_yaml(cls, path: str | Path) -> SimulatorConfig:
         """Read a YAML file; an empty file means all defaults."""
-        data: Any = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        return cls.load(path)
+
+    @classmethod
+    def load(
+        cls, path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
+    ) -> SimulatorConfig:
+        """YAML (if any) with dotted-key overrides applied, e.g. `timing.max_num_seqs`."""
+        data: Any = {}
+        if path is not None:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        for dotted, value in (overrides or {}).items():
+            *parents, leaf = dotted.split(".")
+            node = data
+            for key in parents:
+                node = node.setdefault(key, {})
+            node[leaf] = value
         return cls.model_validate(data)
 
     def to_yaml(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import time
 
 import orjson
 from fastapi import APIRouter, Request
@@ -23,12 +24,12 @@ def _state(request: Request) -> SimulatorState:
 
 async def list_models(request: Request) -> Response:
     """GET /v1/models, with `max_model_len` as vLLM reports it."""
-    state = _state(request)
-    config = state.config
+    config = _state(request).config
+    created = int(time.time())
     card = {
         "id": config.model_name,
         "object": "model",
-        "created": state.created,
+        "created": created,
         "owned_by": "vllm",
         "root": config.model_root,
         "parent": None,
@@ -37,7 +38,7 @@ async def list_models(request: Request) -> Response:
             {
                 "id": f"modelperm-{secrets.token_hex(8)}",
                 "object": "model_permission",
-                "created": state.created,
+                "created": created,
                 "allow_create_engine": False,
                 "allow_sampling": True,
                 "allow_logprobs": True,

@@ -32,6 +32,8 @@ def _as_config(config: _Config) -> SimulatorConfig:
 class SimulatorProcess:
     """Start `python -m simulator` (or `plumbline simulator`) on 127.0.0.1; always stop it.
 
+    `extra_args` are appended to the command line (e.g. `["--decode-ms-per-token", "2"]`).
+
     By default the listening socket is bound here and handed to the child, so the port is
     known before the child starts and cannot be taken by anyone else in between.
     """
@@ -43,8 +45,10 @@ class SimulatorProcess:
         use_cli: bool = False,
         startup_timeout: float = 30.0,
         env: dict[str, str] | None = None,
+        extra_args: list[str] | None = None,
     ) -> None:
         self.config = _as_config(config)
+        self.extra_args = list(extra_args or [])
         self.use_cli = use_cli
         self.startup_timeout = startup_timeout
         self.env = env
@@ -95,7 +99,7 @@ class SimulatorProcess:
             if self.use_cli:
                 self.port = _free_port()
                 command = [*_plumbline_command(), "simulator", "--config", str(config_path)]
-                command += ["--port", str(self.port)]
+                command += ["--port", str(self.port), *self.extra_args]
                 self._proc = subprocess.Popen(command, stdout=log, stderr=log, env=env)
             else:
                 listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -105,7 +109,7 @@ class SimulatorProcess:
                 self.port = listener.getsockname()[1]
                 fd = listener.fileno()
                 command = [sys.executable, "-m", "simulator", "--config", str(config_path)]
-                command += ["--fd", str(fd)]
+                command += ["--fd", str(fd), *self.extra_args]
                 try:
                     self._proc = subprocess.Popen(
                         command, stdout=log, stderr=log, env=env, pass_fds=(fd,)

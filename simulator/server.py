@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -26,9 +28,14 @@ def serve(
     config_path: str | Path | None = None,
     *,
     fd: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> None:
-    """Serve on host:port (or an inherited listening socket `fd`) with the YAML config."""
-    config = SimulatorConfig.from_yaml(config_path) if config_path else SimulatorConfig()
+    """Serve on host:port (or an inherited listening socket `fd`) with the YAML config.
+
+    `overrides` are dotted config keys (e.g. `timing.decode_ms_per_token`) that win over
+    the file.
+    """
+    config = SimulatorConfig.load(config_path, overrides)
     app = create_app(config)
     logging.getLogger("uvicorn.error").addFilter(_DropNoise())
     uvicorn.run(

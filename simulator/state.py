@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 
 from starlette.datastructures import Headers
 
@@ -24,7 +23,6 @@ class SimulatorState:
 
     def __init__(self, config: SimulatorConfig) -> None:
         self.config = config
-        self.created = int(time.time())
         self.tokenizer = Tokenizer()
         self.pseudo_model = PseudoModel(self.tokenizer)
         cache_config = config.prefix_cache

@@ -79,12 +79,13 @@ class GenerationResponse(Response):
         plan = self.plan
         if plan.stall_first_byte_s and await self._sleep(plan.stall_first_byte_s):
             return
-        if plan.garbage_body:
+        stream = self.job.options.stream
+        if plan.garbage_body or (plan.garbage_after_tokens is not None and not stream):
             self.stats.faults["garbage"] += 1
             await self._finish(send, GARBAGE, "application/json")
             return
         immediate_error = plan.error_status is not None and (
-            plan.error_after_tokens is None or not self.job.options.stream
+            plan.error_after_tokens is None or not stream
         )
         if immediate_error and plan.error_status is not None:
             self.stats.faults["error"] += 1
