@@ -67,15 +67,14 @@ def test_chat_echo_repeats_the_last_message_of_the_answering_role(
 
 
 def test_completion_prompt_lists_fan_out_choices(detail_http: httpx.Client) -> None:
-    body = {"prompt": ["count please", "coffee please"], "n": 2, "max_tokens": 20}
+    prompts = ["count please", "coffee please"]
+    body = {"prompt": prompts, "n": 2, "max_tokens": 20}
     data = detail_http.post("/v1/completions", json=body).json()
     assert [c["index"] for c in data["choices"]] == [0, 1, 2, 3]
     texts = [c["text"] for c in data["choices"]]
     assert texts == ["one two three", "one two three", "Café au lait.", "Café au lait."]
     assert data["metrics"] is None
-    tokenized = [
-        detail_http.post("/tokenize", json={"prompt": p}).json()["count"] for p in body["prompt"]
-    ]
+    tokenized = [detail_http.post("/tokenize", json={"prompt": p}).json()["count"] for p in prompts]
     assert data["usage"]["prompt_tokens"] == sum(tokenized)
 
 
@@ -83,7 +82,8 @@ def test_token_id_prompts_and_their_errors(detail_http: httpx.Client) -> None:
     ids = detail_http.post("/tokenize", json={"prompt": "count to three"}).json()["tokens"]
     ok = detail_http.post("/v1/completions", json={"prompt": ids, "max_tokens": 20})
     assert ok.json()["choices"][0]["text"] == "one two three"
-    for bad in ([10**7], "", [[]]):
+    bad_prompts: list[object] = [[10**7], "", [[]]]
+    for bad in bad_prompts:
         response = detail_http.post("/v1/completions", json={"prompt": bad})
         assert response.status_code == 400, bad
         assert response.json()["error"]["param"] == "prompt"
