@@ -6,11 +6,12 @@ import random
 
 from starlette.datastructures import Headers
 
+from simulator.cache_config_info import cache_config_labels
 from simulator.config import FaultConfig, Scenario, SimulatorConfig, TimingConfig
 from simulator.engine.scheduler import Engine
 from simulator.errors import ApiError
 from simulator.faults import FAULT_HEADER, FaultPlan, draw_faults, parse_fault_header
-from simulator.metrics import EngineMetrics, cache_config_labels
+from simulator.metrics import EngineMetrics
 from simulator.prefix_cache import PrefixCache
 from simulator.pseudo_model import PseudoModel
 from simulator.scenarios import ScenarioBook
