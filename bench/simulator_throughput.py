@@ -30,6 +30,7 @@ DOC = ROOT / "docs" / "benchmarks.md"
 MARKER = "<!-- simulator-results: newest first, appended by bench/simulator_throughput.py -->"
 ZERO_TIMING = {"prefill_ms_per_token": 0.0, "decode_ms_per_token": 0.0, "max_num_seqs": 1024}
 SHORT = {"match": "^short$", "answers": [{"text": "The cap is 12 months of fees.", "p": 1}]}
+SHORT_TOKENS = 9  # eight tokens of text, then EOS
 ASK = [{"role": "user", "content": "Write a long answer about contract law."}]
 
 
@@ -143,7 +144,7 @@ def bench_requests(pool: Any, clients: int, concurrency: int, seconds: float) ->
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        for name, body in (("non-streaming (10-token answer)", plain), ("streaming", stream)):
+        for name, body in (("non-streaming", plain), ("streaming", stream)):
             jobs = [("loop", url, body, n, seconds) for n in _split(concurrency, clients)]
             cpu_before = _cpu_seconds(sim.pid)
             parts = _fan_out(pool, jobs)
@@ -159,6 +160,7 @@ def bench_requests(pool: Any, clients: int, concurrency: int, seconds: float) ->
                 "cpu_ms_per_req": cpu * 1000 / requests,
                 "server_cpu": cpu / elapsed,
             }
+    results[f"non-streaming ({SHORT_TOKENS}-token scripted answer)"] = results.pop("non-streaming")
     results["streaming (200 tokens, top-5 logprobs)"] = results.pop("streaming")
     return results
 

@@ -48,7 +48,7 @@ def _prepare(state: SimulatorState, request: Request, body: ChatCompletionReques
     last = body.messages[-1] if body.messages else None
     if body.echo and last is not None and last.role == role:
         options.echo, options.echo_text = True, last.text()
-    prompt = PromptInfo(prompt_ids, prompt_text)
+    prompt = PromptInfo(prompt_ids, prompt_text, [m.text() for m in body.messages])
     if body.prompt_logprobs is not None:
         prompt.logprobs_body = prompt_logprobs_body(
             state.tokenizer, state.pseudo_model, prompt_ids, body.prompt_logprobs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.engine.sequence import EngineSequence, RequestHandle
@@ -16,6 +16,7 @@ class PromptInfo:
 
     token_ids: list[int]
     text: str
+    messages: list[str] = field(default_factory=list)
     logprobs: list[tuple[TokenLogprob, int]] | None = None
     logprobs_body: list[dict[str, dict[str, Any]] | None] | None = None
 

@@ -53,7 +53,11 @@ class ScriptedAnswer(_Section):
 
 
 class Scenario(_Section):
-    """Prompts matching `match` (regex search over the prompt text) get one of `answers`."""
+    """Prompts matching `match` get one of `answers`.
+
+    `match` is a regex searched in the prompt text (for chat, the rendered template) and in
+    each chat message's text, so `^...$` can pin a whole user message.
+    """
 
     name: str = ""
     match: str

@@ -94,7 +94,7 @@ def build_job(
     block_size = state.cache.block_size
     choices: list[Choice] = []
     for prompt in prompts:
-        scenario = state.scenarios.match(prompt.text)
+        scenario = state.scenarios.match(prompt.text, prompt.messages)
         key = model.prompt_key(prompt.token_ids)
         hashes = block_hashes(prompt.token_ids, block_size)
         for _ in range(n):

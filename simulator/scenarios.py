@@ -45,9 +45,10 @@ class ScenarioBook:
             compiled.append(CompiledScenario(scenario.name, re.compile(scenario.match), trie))
         self._compiled = compiled
 
-    def match(self, prompt_text: str) -> CompiledScenario | None:
-        """The first scenario whose pattern is found in the prompt text."""
+    def match(self, prompt_text: str, messages: Sequence[str] = ()) -> CompiledScenario | None:
+        """The first scenario whose pattern is found in the prompt text or in one message."""
         for scenario in self._compiled:
-            if scenario.pattern.search(prompt_text):
+            search = scenario.pattern.search
+            if search(prompt_text) or any(search(message) for message in messages):
                 return scenario
         return None

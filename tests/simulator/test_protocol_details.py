@@ -127,3 +127,17 @@ def test_garbage_for_a_nonstreaming_request_is_the_body(detail_http: httpx.Clien
     assert response.status_code == 200
     with pytest.raises(orjson.JSONDecodeError):
         orjson.loads(response.content)
+
+
+def test_anchored_patterns_match_a_whole_chat_message(detail_http: httpx.Client) -> None:
+    scenario = {"match": "^Who wrote it\\?$", "answers": [{"text": "Nobody.", "p": 1}]}
+    detail_http.post("/_sim/scenarios", json=[scenario, *SCENARIOS])
+    try:
+        exact = {"messages": [{"role": "user", "content": "Who wrote it?"}]}
+        answer = detail_http.post("/v1/chat/completions", json=exact).json()
+        assert answer["choices"][0]["message"]["content"] == "Nobody."
+        longer = {"messages": [{"role": "user", "content": "Who wrote it? Be brief."}]}
+        other = detail_http.post("/v1/chat/completions", json=longer).json()
+        assert other["choices"][0]["message"]["content"] != "Nobody."
+    finally:
+        detail_http.post("/_sim/scenarios", json=SCENARIOS)
