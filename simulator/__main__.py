@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from simulator.server import serve
 
 # flag -> (dotted config key, type)
-_OVERRIDES: dict[str, tuple[str, type]] = {
-    "--model-name": ("model_name", str),
-    "--max-model-len": ("max_model_len", int),
-    "--max-num-seqs": ("timing.max_num_seqs", int),
-    "--prefill-ms-per-token": ("timing.prefill_ms_per_token", float),
-    "--decode-ms-per-token": ("timing.decode_ms_per_token", float),
-    "--decode-ms-per-extra-seq": ("timing.decode_ms_per_extra_seq", float),
-    "--block-size": ("prefix_cache.block_size", int),
-}
+_OVERRIDES: Mapping[str, tuple[str, type]] = MappingProxyType(
+    {
+        "--model-name": ("model_name", str),
+        "--max-model-len": ("max_model_len", int),
+        "--max-num-seqs": ("timing.max_num_seqs", int),
+        "--prefill-ms-per-token": ("timing.prefill_ms_per_token", float),
+        "--decode-ms-per-token": ("timing.decode_ms_per_token", float),
+        "--decode-ms-per-extra-seq": ("timing.decode_ms_per_extra_seq", float),
+        "--block-size": ("prefix_cache.block_size", int),
+    }
+)
 
 
 def main(argv: list[str] | None = None) -> None:

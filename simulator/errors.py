@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from http import HTTPStatus
+from types import MappingProxyType
 from typing import Any
 
 import orjson
 from starlette.responses import Response
 
-_TYPE_BY_STATUS = {
-    400: "BadRequestError",
-    401: "UnauthorizedError",
-    403: "ForbiddenError",
-    404: "NotFoundError",
-    422: "UnprocessableEntityError",
-    429: "TooManyRequestsError",
-    500: "InternalServerError",
-    501: "NotImplementedError",
-    503: "ServiceUnavailableError",
-}
+_TYPE_BY_STATUS = MappingProxyType(
+    {
+        400: "BadRequestError",
+        401: "UnauthorizedError",
+        403: "ForbiddenError",
+        404: "NotFoundError",
+        422: "UnprocessableEntityError",
+        429: "TooManyRequestsError",
+        500: "InternalServerError",
+        501: "NotImplementedError",
+        503: "ServiceUnavailableError",
+    }
+)
 _NO_VALUE = object()
 ENGINE_DEAD_MESSAGE = "EngineCore encountered an issue. See stack trace (above) for the root cause."
 

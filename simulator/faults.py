@@ -10,7 +10,9 @@ the whole body), engine_dead.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from pydantic import ValidationError
 
@@ -77,14 +79,16 @@ def draw_faults(config: FaultConfig, rng: random.Random) -> FaultPlan:
     return plan
 
 
-_KINDS: dict[str, type[ErrorFault | StallFault | MidStreamStallFault | CloseFault | GarbageFault]]
-_KINDS = {
-    "error": ErrorFault,
-    "stall_first_byte": StallFault,
-    "stall_mid_stream": MidStreamStallFault,
-    "close_mid_stream": CloseFault,
-    "garbage": GarbageFault,
-}
+_FaultModel = type[ErrorFault | StallFault | MidStreamStallFault | CloseFault | GarbageFault]
+_KINDS: Mapping[str, _FaultModel] = MappingProxyType(
+    {
+        "error": ErrorFault,
+        "stall_first_byte": StallFault,
+        "stall_mid_stream": MidStreamStallFault,
+        "close_mid_stream": CloseFault,
+        "garbage": GarbageFault,
+    }
+)
 
 
 def parse_fault_header(value: str) -> FaultPlan:

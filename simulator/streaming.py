@@ -23,7 +23,7 @@ from simulator.faults import GARBAGE, FaultPlan
 from simulator.sim_stats import SimStats
 
 DONE = b"data: [DONE]\n\n"
-_SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8")]
+_SSE_HEADERS = ((b"content-type", b"text/event-stream; charset=utf-8"),)
 
 
 class SimulatedConnectionDrop(Exception):
@@ -166,7 +166,8 @@ class GenerationResponse(Response):
         await self._finish(send, body, "application/json")
 
     async def _stream(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        start = {"type": "http.response.start", "status": 200, "headers": list(_SSE_HEADERS)}
+        await send(start)
         job = self.job
         first = job.choices[0]
         actions = self._stream_faults(send)

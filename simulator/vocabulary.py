@@ -4,7 +4,8 @@ from __future__ import annotations
 
 SPECIAL_TOKENS: tuple[str, ...] = ("<s>", "</s>", "<unk>")
 
-_WORDS = """
+_WORDS = tuple(
+    """
 the of and to a in is it you that he was for on are with as i his they be at one have this
 from or had by hot word but what some we can out other were all there when up use your how said
 an each she which do their time if will way about many then them write would like so these her
@@ -41,16 +42,21 @@ profit cash bank loan credit debt fund equity asset assets year years percent pe
 hello yes no maybe true false none null ok thanks please sorry answer answers result results
 user assistant system tool developer
 """.split()
+)
 
-_CAPITALISED = """
+_CAPITALISED = tuple(
+    """
 the there this that these those it he she they we you i what when where why how which who yes no
 hello thanks please answer question note in on at for if as an a one two three
 """.split()
+)
 
-_PIECES = """
+_PIECES = tuple(
+    """
 er is an at en in on re es ed ing ion ly al ar or le st th he nd ou it ent ter ere ver ation tion
 ness ment able ful less est ers ies ity ous ive ize ise ck ll llo He Th ch sh qu ph wh ck ght
 """.split()
+)
 
 _PUNCTUATION: tuple[str, ...] = (
     ".",
