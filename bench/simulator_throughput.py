@@ -276,7 +276,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64, help="closed-loop clients")
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument(
-        "--streams", type=lambda s: [int(x) for x in s.split(",")], default=[100, 250, 500]
+        "--streams", type=lambda s: [int(x) for x in s.split(",")], default=[100, 250, 500, 1000]
     )
     parser.add_argument("--itl-ms", type=float, default=20.0)
     parser.add_argument("--no-record", action="store_true", help="print only")
