@@ -5,31 +5,38 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from weakref import WeakKeyDictionary
+
+Gates = dict[tuple[str, str], asyncio.Semaphore]
 
 
 class ConcurrencyLimits:
-    """Semaphores keyed by suite and by model, created on first use (one event loop only).
+    """Semaphores keyed by suite and by model, per event loop.
 
     The per-model bound is what keeps evals from starving production traffic: whatever the
-    number of suites running, at most `per_backend` eval calls reach a model's backend pool.
+    number of suites running on a loop, at most `per_backend` eval calls reach a model's
+    backend pool. Semaphores cannot cross event loops, so each loop gets its own set (a
+    process running one loop, like the gateway or the CLI, is bounded as a whole).
     """
 
     def __init__(self, per_suite: int, per_backend: int) -> None:
         self.per_suite = per_suite
         self.per_backend = per_backend
-        self._suites: dict[str, asyncio.Semaphore] = {}
-        self._backends: dict[str, asyncio.Semaphore] = {}
+        self._loops: WeakKeyDictionary[asyncio.AbstractEventLoop, Gates] = WeakKeyDictionary()
+
+    def _gate(self, kind: str, name: str) -> asyncio.Semaphore:
+        gates = self._loops.setdefault(asyncio.get_running_loop(), {})
+        size = self.per_suite if kind == "suite" else self.per_backend
+        return gates.setdefault((kind, name), asyncio.Semaphore(size))
 
     @asynccontextmanager
     async def slot(self, suite: str, model: str) -> AsyncIterator[None]:
         """Hold one suite slot, then one backend slot, for the duration of a call."""
-        suite_gate = self._suites.setdefault(suite, asyncio.Semaphore(self.per_suite))
-        backend_gate = self._backends.setdefault(model, asyncio.Semaphore(self.per_backend))
         # Suite first: a suite waiting for its own slots never holds a shared backend slot.
-        async with suite_gate, backend_gate:
+        async with self._gate("suite", suite), self._gate("backend", model):
             yield
 
     def in_flight(self, model: str) -> int:
-        """Eval calls currently holding a backend slot of `model`."""
-        gate = self._backends.get(model)
-        return 0 if gate is None else self.per_backend - gate._value
+        """Eval calls holding a backend slot of `model` on the running loop."""
+        gate = self._gate("backend", model)
+        return self.per_backend - gate._value

@@ -90,8 +90,11 @@ def runs(
         return lines
 
     with database() as (_, sessions):
-        for line in run_service(sessions, work):
-            typer.echo(line)
+        lines = run_service(sessions, work)
+    for line in lines:
+        typer.echo(line)
+    if not lines:
+        typer.echo("no runs", err=True)
 
 
 @eval_app.command("report")

@@ -53,15 +53,20 @@ def run_service(sessions: sessionmaker[Session], work: Callable[..., T], *args: 
         fail(error.message)
 
 
-def gateway_client(settings: Settings, gateway: str | None) -> GatewayClient:
-    """A client of the gateway with the configured eval key (an admin key)."""
-    from evals.gateway_client import GatewayClient
-
+def eval_key(settings: Settings) -> str:
+    """The configured eval key, or a clean exit saying how to set one."""
     key = settings.eval.api_key
     if key is None or not key.get_secret_value():
         fail(
             "set PLUMBLINE_EVAL__API_KEY to an admin key (`plumbline keys create --team ops "
             "--admin`): eval calls go through the gateway on behalf of each suite's team."
         )
+    return key.get_secret_value()
+
+
+def gateway_client(settings: Settings, gateway: str | None) -> GatewayClient:
+    """A client of the gateway with the configured eval key (an admin key)."""
+    from evals.gateway_client import GatewayClient
+
     url = gateway or settings.eval.gateway_url or DEFAULT_GATEWAY
-    return GatewayClient(url, key.get_secret_value(), timeout_s=settings.eval.request_timeout_s)
+    return GatewayClient(url, eval_key(settings), timeout_s=settings.eval.request_timeout_s)

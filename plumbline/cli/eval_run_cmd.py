@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plumbline.cli.eval_context import database, fail, gateway_client, run_service
+from plumbline.cli.eval_context import database, eval_key, fail, gateway_client, run_service
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -34,6 +34,7 @@ def run_command(
     if (suite is None) == (resume is None):
         fail("name a SUITE to start a run, or pass --resume RUN_ID (not both)")
     with database() as (settings, sessions):
+        eval_key(settings)  # before creating a run that could not be sent
         if resume is not None:
             run_id = resume
         else:

@@ -45,6 +45,8 @@ def eval_stack(
     kind: str,
     directory: Path,
     simulator_config: dict[str, Any],
+    *,
+    model_overrides: dict[str, Any] | None = None,
     **gateway_overrides: Any,
 ) -> Iterator[EvalStack]:
     """Start simulator and gateway on a fresh database; stop everything afterwards."""
@@ -53,6 +55,7 @@ def eval_stack(
         url = stack.enter_context(database(kind, directory))
         admin_key = issue_key(url, "ops", admin=True)
         config = gateway_config(simulator.base_url, **gateway_overrides)
+        config["models"][0].update(model_overrides or {})
         gateway = GatewayProcess(config, url)
         stack.enter_context(gateway)
         engine = create_db_engine(url)
