@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
@@ -19,17 +21,20 @@ from simulator.validation import chat_max_tokens, check_chat, parse_body, resolv
 
 async def create_chat_completion(request: Request) -> Response:
     """Validate like vLLM, prepare the choices, hand the job to the engine."""
+    received = time.perf_counter()
     state: SimulatorState = request.app.state.sim
     state.stats.received += 1
     try:
         body = parse_body(await request.body(), ChatCompletionRequest)
-        return _prepare(state, request, body)
+        return _prepare(state, request, body, received)
     except ApiError as error:
         state.stats.rejected += 1
         return error.response()
 
 
-def _prepare(state: SimulatorState, request: Request, body: ChatCompletionRequest) -> Response:
+def _prepare(
+    state: SimulatorState, request: Request, body: ChatCompletionRequest, received: float
+) -> Response:
     config = state.config
     check_chat(body, config.max_logprobs)
     state.check_model(body.model)
@@ -41,9 +46,8 @@ def _prepare(state: SimulatorState, request: Request, body: ChatCompletionReques
     max_tokens = resolve_max_tokens(chat_max_tokens(body), len(prompt_ids), config.max_model_len)
     top_logprobs = (body.top_logprobs or 0) if body.logprobs else None
     settings = sampling_settings(body, max_tokens, top_logprobs)
-    options = response_options(
-        state, body, response_id("chatcmpl", request.headers, body), top_logprobs
-    )
+    rid = response_id("chatcmpl", request.headers, body)
+    options = response_options(state, body, rid, top_logprobs, received)
     role = "assistant" if body.add_generation_prompt else body.messages[-1].role
     last = body.messages[-1] if body.messages else None
     if body.echo and last is not None and last.role == role:

@@ -57,6 +57,7 @@ class ResponseOptions:
     echo: bool = False
     echo_text: str = ""
     prompt_logprobs: int | None = None
+    received: float = 0.0
 
 
 @dataclass(slots=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
@@ -18,11 +20,12 @@ from simulator.validation import check_completion, parse_body, resolve_max_token
 
 async def create_completion(request: Request) -> Response:
     """Validate like vLLM, prepare the choices, hand the job to the engine."""
+    received = time.perf_counter()
     state: SimulatorState = request.app.state.sim
     state.stats.received += 1
     try:
         body = parse_body(await request.body(), CompletionRequest)
-        return _prepare(state, request, body)
+        return _prepare(state, request, body, received)
     except ApiError as error:
         state.stats.rejected += 1
         return error.response()
@@ -55,7 +58,9 @@ def _prompts(state: SimulatorState, body: CompletionRequest) -> list[PromptInfo]
     return prompts
 
 
-def _prepare(state: SimulatorState, request: Request, body: CompletionRequest) -> Response:
+def _prepare(
+    state: SimulatorState, request: Request, body: CompletionRequest, received: float
+) -> Response:
     config = state.config
     check_completion(body, config.max_logprobs)
     state.check_model(body.model)
@@ -69,9 +74,8 @@ def _prepare(state: SimulatorState, request: Request, body: CompletionRequest) -
         resolve_max_tokens(body.max_tokens, len(p.token_ids), config.max_model_len) for p in prompts
     )
     settings = sampling_settings(body, max_tokens, body.logprobs)
-    options = response_options(
-        state, body, response_id("cmpl", request.headers, body), body.logprobs
-    )
+    rid = response_id("cmpl", request.headers, body)
+    options = response_options(state, body, rid, body.logprobs, received)
     options.echo = body.echo
     model = state.pseudo_model
     prompt_top = body.prompt_logprobs

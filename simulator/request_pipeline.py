@@ -48,6 +48,7 @@ def response_options(
     request: SamplingFields,
     rid: str,
     top_logprobs: int | None,
+    received: float = 0.0,
 ) -> ResponseOptions:
     """Shape flags of the response, from the request and the server flags."""
     config = state.config
@@ -75,6 +76,7 @@ def response_options(
         as_token_ids=bool(request.return_tokens_as_token_ids),
         return_token_ids=bool(request.return_token_ids),
         prompt_logprobs=request.prompt_logprobs,
+        received=received,
     )
 
 
@@ -87,7 +89,9 @@ def build_job(
 ) -> ResponseJob:
     """Generate every choice's output now; the engine will reveal it at its own pace."""
     handle = RequestHandle(
-        use_prefix_cache=options.prompt_logprobs is None, max_tokens=settings.max_tokens
+        use_prefix_cache=options.prompt_logprobs is None,
+        max_tokens=settings.max_tokens,
+        arrival=options.received,
     )
     model = state.pseudo_model
     unscripted = state.config.unscripted

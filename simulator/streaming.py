@@ -77,8 +77,10 @@ class GenerationResponse(Response):
 
     async def _run(self, send: Send) -> None:
         plan = self.plan
-        if plan.stall_first_byte_s and await self._sleep(plan.stall_first_byte_s):
-            return
+        if plan.stall_first_byte_s:
+            if await self._sleep(plan.stall_first_byte_s):
+                return
+            self.job.handle.arrival = 0.0  # the stall is not the engine's queue
         stream = self.job.options.stream
         if plan.garbage_body or (plan.garbage_after_tokens is not None and not stream):
             self.stats.faults["garbage"] += 1

@@ -58,12 +58,16 @@ class Engine:
             self._task = None
 
     def submit(self, handle: RequestHandle) -> None:
-        """Queue a request's sequences; they are scheduled at the next step with free slots."""
+        """Queue a request's sequences; they are scheduled at the next step with free slots.
+
+        Queue time counts from `handle.arrival` (when the HTTP request came in, so parsing and
+        tokenising count as waiting), or from now if it is unset.
+        """
         self.start()
-        now = time.perf_counter()
+        arrival = handle.arrival or time.perf_counter()
         self.metrics.record_request(len(handle.sequences), handle.max_tokens)
         for sequence in handle.sequences:
-            sequence.arrival = now
+            sequence.arrival = arrival
             self.waiting.append(sequence)
         self._wake.set()
 

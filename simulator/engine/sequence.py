@@ -69,6 +69,7 @@ class RequestHandle:
 
     __slots__ = (
         "aborted",
+        "arrival",
         "disconnected_at",
         "event",
         "failed",
@@ -78,7 +79,8 @@ class RequestHandle:
         "use_prefix_cache",
     )
 
-    def __init__(self, use_prefix_cache: bool, max_tokens: int) -> None:
+    def __init__(self, use_prefix_cache: bool, max_tokens: int, arrival: float = 0.0) -> None:
+        self.arrival = arrival
         self.use_prefix_cache = use_prefix_cache
         self.max_tokens = max_tokens
         self.sequences: list[EngineSequence] = []

@@ -200,3 +200,13 @@ def test_bad_fault_header_is_a_400(fault_http: httpx.Client) -> None:
     )
     assert response.status_code == 400
     assert "Unknown X-Sim-Fault kind" in response.json()["error"]["message"]
+
+
+def test_a_stall_before_the_first_byte_is_not_queue_time(fault_http: httpx.Client) -> None:
+    response = fault_http.post(
+        "/v1/chat/completions",
+        json={"messages": ASK, "max_tokens": 2},
+        headers={"X-Sim-Fault": "stall_first_byte; seconds=0.4"},
+    )
+    assert response.elapsed.total_seconds() >= 0.35
+    assert response.json()["metrics"]["queue_time_ms"] < 100
