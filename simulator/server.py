@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -38,15 +39,23 @@ def serve(
     config = SimulatorConfig.load(config_path, overrides)
     app = create_app(config)
     logging.getLogger("uvicorn.error").addFilter(_DropNoise())
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        fd=fd,
-        loop="uvloop",
-        http="httptools",
-        log_level=config.log_level,
-        access_log=False,
-        timeout_keep_alive=30,
-        backlog=4096,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            loop="uvloop",
+            http="httptools",
+            log_level=config.log_level,
+            access_log=False,
+            timeout_keep_alive=30,
+            backlog=4096,
+        )
     )
+    if fd is None:
+        server.run()
+        return
+    # uvicorn's own `fd` option wraps the socket as AF_UNIX, so accepted TCP connections never
+    # get TCP_NODELAY and small SSE writes wait on delayed ACKs (about 40 ms). A socket built
+    # from the descriptor keeps its real family.
+    server.run(sockets=[socket.socket(fileno=fd)])
