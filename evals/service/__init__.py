@@ -1,7 +1,9 @@
 """Eval services: suites, paraphrase review, runs (create, execute, resume, score) and reports.
 
-Celery tasks (next issue) call `execute_samples` with ids and `score_and_store` with a run id;
-both open their own sessions and are safe to repeat.
+The in-process runner (`execute_run`) is: `begin_run` (ids of unfinished samples) ->
+`record_max_model_len` -> `execute_samples(ids)` -> `score_and_store(run_id)`. Celery tasks
+(next issue) run the same steps, fanning `execute_samples` out over chunks of ids; every step
+opens its own sessions and is safe to repeat.
 """
 
 from evals.service.errors import (
@@ -26,7 +28,13 @@ from evals.service.paraphrase_review import (
 from evals.service.run_creation import CreatedRun, create_run
 from evals.service.run_report import load_run_score
 from evals.service.run_scoring import score_and_store
-from evals.service.runner import RunnerOptions, RunOutcome, execute_run
+from evals.service.runner import (
+    RunnerOptions,
+    RunOutcome,
+    begin_run,
+    execute_run,
+    record_max_model_len,
+)
 from evals.service.suite_import import SuiteImport, import_suite, parse_suite, suite_definition
 from evals.service.suite_lookup import find_suite
 
@@ -45,6 +53,7 @@ __all__ = [
     "RunnerOptions",
     "SampleOutcome",
     "SuiteImport",
+    "begin_run",
     "create_run",
     "execute_run",
     "execute_samples",
@@ -54,6 +63,7 @@ __all__ = [
     "list_paraphrases",
     "load_run_score",
     "parse_suite",
+    "record_max_model_len",
     "review_paraphrases",
     "score_and_store",
     "suite_definition",

@@ -28,7 +28,8 @@ class ExecutionPolicy:
     max_attempts: int = 3
     backoff_s: float = 0.5
     max_backoff_s: float = 8.0
-    lease_s: float = 600.0
+    # Longer than max_attempts request timeouts plus backoff, so a live claim is never stolen.
+    lease_s: float = 1200.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,13 +58,13 @@ async def execute_run(
     Only what is not finished is sent, so a run interrupted by a crash resumes where it
     stopped: finished samples keep their answers and call ids.
     """
-    ids = await in_thread_transaction(sessions, _start, run_id, resume)
+    ids = await in_thread_transaction(sessions, begin_run, run_id, resume=resume)
     try:
         models = await client.max_model_lens()
     except GatewayCallError as error:
         log.warning("run %s: cannot read max_model_len from the gateway: %s", run_id, error)
         models = {}
-    await in_thread_transaction(sessions, _note_context, run_id, models)
+    await in_thread_transaction(sessions, record_max_model_len, run_id, models)
     try:
         await execute_samples(
             sessions, client, ids, limits=options.limits, policy=options.policy, on_sample=on_sample
@@ -78,7 +78,12 @@ async def execute_run(
     return await in_thread_transaction(sessions, _outcome, run_id, score)
 
 
-def _start(session: Session, run_id: int, resume: bool) -> list[int]:
+def begin_run(session: Session, run_id: int, *, resume: bool = False) -> list[int]:
+    """Mark the run running and return its unfinished sample ids (the work to fan out).
+
+    `resume` first releases samples claimed by a worker that died, and allows a run that
+    already ended (failed or partial) to go again.
+    """
     run = run_repo.run_by_id(session, run_id, None)
     if run is None:
         raise NotFoundError(f"No run {run_id}.", "run")
@@ -97,7 +102,8 @@ def _start(session: Session, run_id: int, resume: bool) -> list[int]:
     return sample_repo.unfinished_ids(session, run_id)
 
 
-def _note_context(session: Session, run_id: int, models: dict[str, int | None]) -> None:
+def record_max_model_len(session: Session, run_id: int, models: dict[str, int | None]) -> None:
+    """Store the served context size of the run's model (from the gateway's /v1/models)."""
     run = run_repo.run_by_id(session, run_id, None)
     assert run is not None
     length = models.get(run.model)

@@ -17,6 +17,8 @@ from gateway.auth import repository as team_repo
 from plumbline.models import EvalParaphrase, EvalQuestion, EvalSuite
 
 SuiteFormat = Literal["yaml", "json"]
+# Column sizes of the stored names; the suite schema itself does not bound these.
+MAX_LENGTHS = {"team": 128, "model": 256}
 # A change to any of these makes generated paraphrases of the question stale.
 WORDING_FIELDS = ("text", "context", "answer")
 
@@ -39,7 +41,9 @@ class SuiteImport:
 def parse_suite(text: str, fmt: SuiteFormat = "yaml") -> Suite:
     """Validate a suite document; raises SuiteError naming line (YAML) and field path."""
     if fmt == "yaml":
-        return load_suite(text)
+        suite = load_suite(text)
+        _check_lengths(suite)
+        return suite
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -47,7 +51,19 @@ def parse_suite(text: str, fmt: SuiteFormat = "yaml") -> Suite:
         raise SuiteError([problem]) from None
     if not isinstance(data, dict):
         raise SuiteError([SuiteProblem(1, "(document)", "a suite must be a JSON object")])
-    return suite_from_data(data)
+    suite = suite_from_data(data)
+    _check_lengths(suite)
+    return suite
+
+
+def _check_lengths(suite: Suite) -> None:
+    problems = [
+        SuiteProblem(None, field, f"at most {limit} characters")
+        for field, limit in MAX_LENGTHS.items()
+        if len(getattr(suite, field)) > limit
+    ]
+    if problems:
+        raise SuiteError(problems)
 
 
 def suite_settings(suite: Suite) -> dict[str, Any]:
@@ -67,6 +83,7 @@ def suite_definition(settings: dict[str, Any], questions: list[EvalQuestion]) ->
 
 def import_suite(session: Session, suite: Suite, *, source_yaml: str | None = None) -> SuiteImport:
     """Create the suite (and its team) or update it in place; flushes, never commits."""
+    _check_lengths(suite)
     now = datetime.now(UTC)
     team = team_repo.team_by_name(session, suite.team) or team_repo.add_team(session, suite.team)
     found = suite_repo.suites_named(session, suite.name, team.id)

@@ -12,6 +12,7 @@ from gateway.api.eval_schemas import (
     GenerateRequest,
     GenerationList,
     GenerationOut,
+    IdPath,
     ParaphraseList,
     ParaphraseOut,
     ReviewOut,
@@ -24,7 +25,7 @@ router = APIRouter(prefix="/api/evals", tags=["evals"])
 
 @router.get("/suites/{suite_id}/paraphrases", response_model=ParaphraseList)
 def list_suite_paraphrases(
-    suite_id: int, caller: CallerDep, session: SessionDep, status: str | None = None
+    suite_id: IdPath, caller: CallerDep, session: SessionDep, status: str | None = None
 ) -> ParaphraseList:
     """A suite's paraphrases, optionally of one status (pending, approved, rejected, stale)."""
     with gateway_errors():
@@ -36,7 +37,7 @@ def list_suite_paraphrases(
 
 @router.post("/suites/{suite_id}/paraphrases/generate", response_model=GenerationList)
 async def generate_suite_paraphrases(
-    suite_id: int, body: GenerateRequest, request: Request, caller: CallerDep, state: StateDep
+    suite_id: IdPath, body: GenerateRequest, request: Request, caller: CallerDep, state: StateDep
 ) -> GenerationList:
     """Ask an LLM through this gateway for paraphrases; they are stored as pending."""
     with gateway_errors():

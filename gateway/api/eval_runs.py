@@ -23,7 +23,7 @@ from evals.service.transaction import in_thread_transaction
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client, shared_limits
 from gateway.api.eval_errors import gateway_errors
-from gateway.api.eval_schemas import RunDetail, RunList, RunOut
+from gateway.api.eval_schemas import IdPath, IdQuery, RunDetail, RunList, RunOut
 
 router = APIRouter(prefix="/api/evals", tags=["evals"])
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def _options(state: StateDep, limits: ConcurrencyLimits) -> RunnerOptions:
 
 @router.post("/suites/{suite_id}/runs", response_model=RunOut, status_code=status.HTTP_202_ACCEPTED)
 async def start_run(
-    suite_id: int,
+    suite_id: IdPath,
     request: Request,
     background: BackgroundTasks,
     caller: CallerDep,
@@ -76,7 +76,11 @@ async def start_run(
 
 @router.post("/runs/{run_id}/resume", response_model=RunOut, status_code=status.HTTP_202_ACCEPTED)
 async def resume_run(
-    run_id: int, request: Request, background: BackgroundTasks, caller: CallerDep, state: StateDep
+    run_id: IdPath,
+    request: Request,
+    background: BackgroundTasks,
+    caller: CallerDep,
+    state: StateDep,
 ) -> RunOut:
     """Execute a run's unanswered samples again (after a crash or failures), then rescore it."""
     with gateway_errors():
@@ -92,7 +96,7 @@ async def resume_run(
 def list_runs(
     caller: CallerDep,
     session: SessionDep,
-    suite_id: int | None = None,
+    suite_id: IdQuery = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> RunList:
     """Runs of the caller's team, newest first."""
@@ -101,7 +105,7 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}", response_model=RunDetail)
-def get_run(run_id: int, caller: CallerDep, session: SessionDep) -> RunDetail:
+def get_run(run_id: IdPath, caller: CallerDep, session: SessionDep) -> RunDetail:
     """One run with per-question results and first-divergent-token reports."""
     with gateway_errors():
         view = run_view(session, run_id, team_id=team_scope(caller))
@@ -111,7 +115,7 @@ def get_run(run_id: int, caller: CallerDep, session: SessionDep) -> RunDetail:
 
 @router.get("/runs/{run_id}/report")
 def run_report(
-    run_id: int,
+    run_id: IdPath,
     caller: CallerDep,
     session: SessionDep,
     format: Literal["html", "csv"] = "html",

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Path, Query
 from pydantic import BaseModel, Field
+
+INT32_MAX = 2**31 - 1
+RowId = Annotated[int, Field(ge=1, le=INT32_MAX)]
+IdPath = Annotated[int, Path(ge=1, le=INT32_MAX)]
+IdQuery = Annotated[int | None, Query(ge=1, le=INT32_MAX)]
 
 
 class QuestionOut(BaseModel):
@@ -71,7 +77,9 @@ class GenerateRequest(BaseModel):
 
     n: int | None = Field(default=None, ge=1, le=100, description="Per question; default: suite's")
     questions: list[str] | None = Field(default=None, description="Question ids; default: all")
-    model: str | None = Field(default=None, description="Model that writes them; default: suite's")
+    model: str | None = Field(
+        default=None, max_length=256, description="Model that writes them; default: suite's"
+    )
 
 
 class SkippedParaphrase(BaseModel):
@@ -100,7 +108,7 @@ class GenerationList(BaseModel):
 class ReviewRequest(BaseModel):
     """Paraphrase ids to approve or reject."""
 
-    ids: list[int] = Field(min_length=1, max_length=10_000)
+    ids: list[RowId] = Field(min_length=1, max_length=10_000)
 
 
 class ReviewOut(BaseModel):

@@ -10,7 +10,7 @@ from evals.service import ForbiddenError, import_suite, parse_suite
 from evals.service.run_views import suite_view, suite_views
 from gateway.api.deps import CallerDep, SessionDep, team_scope
 from gateway.api.eval_errors import gateway_errors
-from gateway.api.eval_schemas import SuiteImportOut, SuiteList, SuiteOut
+from gateway.api.eval_schemas import IdPath, SuiteImportOut, SuiteList, SuiteOut
 from gateway.errors import GatewayError
 
 router = APIRouter(prefix="/api/evals/suites", tags=["evals"])
@@ -34,7 +34,24 @@ async def suite_document(request: Request) -> tuple[str, bool]:
 DocumentDep = Annotated[tuple[str, bool], Depends(suite_document)]
 
 
-@router.post("", response_model=SuiteImportOut, status_code=status.HTTP_201_CREATED)
+SUITE_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "The suite as YAML (the file format) or as the same fields in JSON.",
+        "content": {
+            "application/yaml": {"schema": {"type": "string"}},
+            "application/json": {"schema": {"type": "object"}},
+        },
+    }
+}
+
+
+@router.post(
+    "",
+    response_model=SuiteImportOut,
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra=SUITE_BODY,
+)
 def import_suite_route(
     document: DocumentDep, caller: CallerDep, session: SessionDep
 ) -> SuiteImportOut:
@@ -68,7 +85,7 @@ def list_suites(caller: CallerDep, session: SessionDep) -> SuiteList:
 
 
 @router.get("/{suite_id}", response_model=SuiteOut)
-def get_suite(suite_id: int, caller: CallerDep, session: SessionDep) -> SuiteOut:
+def get_suite(suite_id: IdPath, caller: CallerDep, session: SessionDep) -> SuiteOut:
     """One suite with its questions and paraphrase review state."""
     with gateway_errors():
         view = suite_view(session, suite_id, team_id=team_scope(caller))

@@ -173,3 +173,27 @@ def wait_for_run(client: httpx.Client, run_id: int, timeout_s: float = 120.0) ->
             return dict(run.json())
         time.sleep(0.2)
     raise AssertionError(f"run {run_id} did not finish in {timeout_s} s")
+
+
+def test_out_of_range_ids_and_oversized_names_are_400s_not_500s(
+    stack: EvalStack, keys: dict[str, str]
+) -> None:
+    huge = 2**40
+    with api(stack, keys["admin"]) as admin:
+        error(admin.get(f"/api/evals/suites/{huge}"), 400)
+        error(admin.get(f"/api/evals/runs/{huge}"), 400)
+        error(admin.get("/api/evals/runs", params={"suite_id": huge}), 400)
+        error(admin.post("/api/evals/paraphrases/approve", json={"ids": [huge]}), 400)
+        error(admin.post("/api/evals/paraphrases/reject", json={"ids": []}), 400)
+        long_team = suite_yaml("z", "t" * 200)
+        message = error(admin.post("/api/evals/suites", content=long_team, headers=YAML), 400)
+        assert "team: at most 128 characters" in message["message"]
+        long_model = suite_yaml("z", "legal").replace("model: tiny", "model: " + "m" * 300)
+        error(admin.post("/api/evals/suites", content=long_model, headers=YAML), 400)
+        error(admin.post("/api/evals/suites", content="[1, 2]", headers=YAML), 400)
+        error(
+            admin.post(
+                "/api/evals/suites", content="[1, 2]", headers={"Content-Type": "application/json"}
+            ),
+            400,
+        )
