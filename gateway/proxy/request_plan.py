@@ -31,10 +31,28 @@ def _is_int(value: Any) -> bool:
     return type(value) is int
 
 
+def _pin_echoed_prompt_logprobs(payload: dict[str, Any], client_k: int) -> bool:
+    """Keep an echoed chat prompt's logprobs as the client's request would have had them.
+
+    vLLM computes `prompt_logprobs` for an echoed chat prompt with `top_logprobs` alternatives
+    unless `prompt_logprobs` is set, so raising `top_logprobs` would widen them in the body.
+    Returns False when the request is left alone instead.
+    """
+    echo = payload.get("echo")
+    if echo is None or echo is False or payload.get("prompt_logprobs") is not None:
+        return True
+    if echo is not True:
+        return False  # an unusual spelling of a boolean: let vLLM read it, untouched
+    if payload.get("stream") is not True:
+        # A stream carries no prompt logprobs, and refuses an explicit positive value.
+        payload["prompt_logprobs"] = client_k
+    return True
+
+
 def _plan_chat_logprobs(payload: dict[str, Any], k: int) -> tuple[bool, int | None, int, bool]:
     wants, top = payload.get("logprobs"), payload.get("top_logprobs")
     if wants is None or wants is False:
-        if top is not None:
+        if top is not None or not _pin_echoed_prompt_logprobs(payload, 0):
             return False, None, 0, False  # invalid on its own: let the backend say so
         payload["logprobs"] = True
         payload["top_logprobs"] = k
@@ -42,17 +60,26 @@ def _plan_chat_logprobs(payload: dict[str, Any], k: int) -> tuple[bool, int | No
     if wants is not True or not (top is None or _is_int(top)):
         return False, None, 0, False
     client_k = top or 0
+    if client_k < 0:
+        return False, None, 0, False  # -1 asks for the whole vocabulary: vLLM decides
     if client_k >= k:
+        return False, None, client_k, True
+    if not _pin_echoed_prompt_logprobs(payload, client_k):
         return False, None, client_k, True
     payload["top_logprobs"] = k
     # Chat lists put the sampled token first, so the first client_k entries are what the
-    # client would have got: trimming commutes with vLLM's ordering.
+    # client would have got: trimming commutes with vLLM's ordering (up to exact ties).
     return False, client_k, k, True
 
 
 def _plan_completion_logprobs(payload: dict[str, Any], k: int) -> tuple[bool, int, bool]:
     wants = payload.get("logprobs")
     if wants is None:
+        echo = payload.get("echo")
+        if echo is not None and echo is not False:
+            # vLLM would then add prompt logprobs too (costly, and a visible `prompt_logprobs`
+            # list), and no request field can ask for none of them: capture nothing instead.
+            return False, 0, False
         payload["logprobs"] = k
         return True, k, True
     if _is_int(wants) and wants >= 0:

@@ -71,3 +71,41 @@ def test_sampled_only_capture_asks_for_zero_alternatives() -> None:
     payload: dict[str, Any] = {}
     plan_request(payload, CHAT, LogprobCapture(mode=LogprobMode.SAMPLED))
     assert payload["top_logprobs"] == 0
+
+
+def test_echoed_chat_prompt_keeps_the_clients_prompt_logprobs() -> None:
+    # vLLM gives an echoed prompt `top_logprobs` alternatives unless prompt_logprobs is set.
+    bare: dict[str, Any] = {"echo": True}
+    plan_request(bare, CHAT, TOP5)
+    assert (bare["top_logprobs"], bare["prompt_logprobs"]) == (5, 0)
+    top2: dict[str, Any] = {"echo": True, "logprobs": True, "top_logprobs": 2}
+    plan_request(top2, CHAT, TOP5)
+    assert (top2["top_logprobs"], top2["prompt_logprobs"]) == (5, 2)
+    asked: dict[str, Any] = {"echo": True, "prompt_logprobs": 1}
+    plan_request(asked, CHAT, TOP5)
+    assert asked["prompt_logprobs"] == 1
+    # A stream has no prompt logprobs to keep, and refuses an explicit positive value.
+    stream: dict[str, Any] = {"echo": True, "stream": True, "logprobs": True, "top_logprobs": 2}
+    plan_request(stream, CHAT, TOP5)
+    assert "prompt_logprobs" not in stream and stream["top_logprobs"] == 5
+
+
+def test_odd_echo_values_leave_the_request_alone() -> None:
+    payload: dict[str, Any] = {"echo": 1}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert payload == {"echo": 1} and not plan.changed and not plan.capture_logprobs
+
+
+def test_whole_vocabulary_top_logprobs_is_left_to_the_backend() -> None:
+    payload: dict[str, Any] = {"logprobs": True, "top_logprobs": -1}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert payload["top_logprobs"] == -1 and not plan.changed and not plan.capture_logprobs
+
+
+def test_echoed_completion_without_logprobs_is_not_captured() -> None:
+    # Adding logprobs would make vLLM compute (and return) prompt logprobs as well.
+    payload: dict[str, Any] = {"prompt": "x", "echo": True}
+    plan = plan_request(payload, COMPLETION, TOP5)
+    assert payload == {"prompt": "x", "echo": True} and not plan.capture_logprobs
+    asked: dict[str, Any] = {"prompt": "x", "echo": True, "logprobs": 2}
+    assert plan_request(asked, COMPLETION, TOP5).captured_k == 2
