@@ -3,6 +3,9 @@
 One server per session, started by scripts/vllm-server and stopped by a finalizer, by atexit, or
 (if this process is killed) by the launcher noticing its stdin close. Tests here carry the
 `xdist_group("vllm")` mark, so under `--dist loadgroup` one worker owns the one server.
+
+Gateway tests get one real `plumbline gateway` per module, on its own Postgres database, with
+that server as the backend of model `tiny`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from typing import Any
 import httpx
 import openai
 import pytest
+
+from tests.support.calls import CallReader
+from tests.support.databases import postgres_database
+from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = ROOT / "scripts" / "vllm-server"
@@ -125,6 +132,55 @@ def http(vllm_server: str) -> Generator[httpx.Client, None, None]:
     """A raw HTTP client, for what the SDK hides: headers, [DONE], malformed bodies."""
     with httpx.Client(base_url=vllm_server, timeout=60) as raw:
         yield raw
+
+
+@pytest.fixture(scope="module")
+def gateway_database() -> Iterator[str]:
+    """A migrated Postgres database for this module's gateway."""
+    with postgres_database("plumbline_vllm") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def vllm_gateway(vllm_server: str, gateway_database: str) -> Iterator[GatewayProcess]:
+    """A real gateway whose model `tiny` is served by the real vLLM."""
+    gateway = GatewayProcess(gateway_config(vllm_server), gateway_database)
+    with gateway:
+        yield gateway
+
+
+@pytest.fixture(scope="module")
+def gateway_key(gateway_database: str) -> str:
+    """An API key of team `vllm-tests`."""
+    return issue_key(gateway_database, "vllm-tests")
+
+
+@pytest.fixture
+def gateway_client(
+    vllm_gateway: GatewayProcess, gateway_key: str
+) -> Generator[openai.OpenAI, None, None]:
+    """The official OpenAI SDK pointed at the gateway."""
+    base = f"{vllm_gateway.url}/v1"
+    with openai.OpenAI(base_url=base, api_key=gateway_key, max_retries=0) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def gateway_http(
+    vllm_gateway: GatewayProcess, gateway_key: str
+) -> Generator[httpx.Client, None, None]:
+    """A raw HTTP client for the gateway, authenticated."""
+    headers = {"Authorization": f"Bearer {gateway_key}"}
+    with httpx.Client(base_url=vllm_gateway.url, headers=headers, timeout=60) as raw:
+        yield raw
+
+
+@pytest.fixture(scope="module")
+def calls(gateway_database: str) -> Iterator[CallReader]:
+    """Reads the calls the gateway recorded."""
+    reader = CallReader(gateway_database)
+    yield reader
+    reader.close()
 
 
 def parse_sse(text: str) -> list[Any]:
