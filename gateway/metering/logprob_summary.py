@@ -1,15 +1,22 @@
-"""One-pass uncertainty signals of a call: mean logprob, smallest top-1/top-2 margin, near ties."""
+"""One-pass uncertainty signals of a call: mean logprob, smallest top-1/top-2 margin, near ties.
+
+Chat logprobs are summarised straight from the backend's JSON: every position carries its
+sampled logprob followed by k alternatives, so the `"logprob":` numbers form a (positions, k+1)
+matrix. Anything else (completions, uneven lists) is parsed.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.metering.logprob_codec import CHAT
+import numpy as np
+import orjson
 
 NEAR_TIE_MARGIN = 0.1
+_LOGPROB = re.compile(rb'"logprob":(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)')
+_POSITION = b'"top_logprobs":'
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,33 +28,46 @@ class LogprobSummary:
     near_ties: int
 
 
-def _positions(fmt: str, per_choice: dict[int, Any]) -> Iterator[tuple[float | None, list[float]]]:
+def _summary(sampled: np.ndarray, top: np.ndarray | None, margin: float) -> LogprobSummary:
+    mean = float(sampled.mean()) if sampled.size else None
+    if top is None or top.shape[1] < 2 or not top.shape[0]:
+        return LogprobSummary(mean, None, 0)
+    best = np.sort(top, axis=1)[:, ::-1]
+    margins = np.exp(best[:, 0]) - np.exp(best[:, 1])
+    return LogprobSummary(mean, float(margins.min()), int((margins < margin).sum()))
+
+
+def summarize_chat(document: bytes, margin: float = NEAR_TIE_MARGIN) -> LogprobSummary:
+    """Summary of a per-choice chat logprobs document (see logprob_codec.per_choice_json)."""
+    positions = document.count(_POSITION)
+    values = np.array(_LOGPROB.findall(document), dtype=np.float64)
+    if positions and values.size % positions == 0:
+        matrix = values.reshape(positions, values.size // positions)
+        return _summary(matrix[:, 0], matrix[:, 1:], margin)
+    return summarize_parsed(orjson.loads(document), margin)
+
+
+def summarize_parsed(per_choice: dict[str, Any], margin: float = NEAR_TIE_MARGIN) -> LogprobSummary:
+    """Summary of parsed logprobs, chat lists or completion objects, positions of any width."""
+    sampled: list[float] = []
+    margins: list[float] = []
     for value in per_choice.values():
-        if fmt == CHAT:
-            for entry in value:
-                top = entry.get("top_logprobs") or []
-                yield entry.get("logprob"), [alt["logprob"] for alt in top]
+        if isinstance(value, list):
+            rows = [
+                (e.get("logprob"), [a["logprob"] for a in e.get("top_logprobs") or []])
+                for e in value
+            ]
         else:
             tops = value.get("top_logprobs") or []
-            for lp, top in zip(value.get("token_logprobs") or [], tops, strict=False):
-                yield lp, list((top or {}).values())
-
-
-def summarize_logprobs(
-    fmt: str, per_choice: dict[int, Any], near_tie_margin: float = NEAR_TIE_MARGIN
-) -> LogprobSummary:
-    """Summarise the sampled logprobs and the margin top-1 minus top-2 (in probability)."""
-    total, count, near_ties = 0.0, 0, 0
-    min_margin: float | None = None
-    for sampled, alternatives in _positions(fmt, per_choice):
-        if sampled is not None:
-            total += sampled
-            count += 1
-        if len(alternatives) >= 2:
-            first, second = sorted(alternatives, reverse=True)[:2]
-            margin = math.exp(first) - math.exp(second)
-            if min_margin is None or margin < min_margin:
-                min_margin = margin
-            if margin < near_tie_margin:
-                near_ties += 1
-    return LogprobSummary(total / count if count else None, min_margin, near_ties)
+            lps = value.get("token_logprobs") or []
+            rows = [(lp, list((t or {}).values())) for lp, t in zip(lps, tops, strict=False)]
+        for lp, alternatives in rows:
+            if lp is not None:
+                sampled.append(lp)
+            if len(alternatives) >= 2:
+                first, second = sorted(alternatives, reverse=True)[:2]
+                margins.append(float(np.exp(first) - np.exp(second)))
+    mean = float(np.mean(sampled)) if sampled else None
+    if not margins:
+        return LogprobSummary(mean, None, 0)
+    return LogprobSummary(mean, min(margins), sum(1 for m in margins if m < margin))

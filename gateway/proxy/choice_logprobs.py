@@ -1,12 +1,27 @@
-"""Capture the logprobs of a choice for the record and restore what the client asked for."""
+"""Capture a choice's logprobs for the record, from raw bytes or (when trimming) parsed JSON."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from gateway.metering.logprob_codec import CHAT
 from gateway.metering.record import CallRecord
+from gateway.proxy import logprob_bytes
 from gateway.proxy.request_plan import MeasurementPlan
+
+
+def capture_raw(record: CallRecord, fmt: str, index: int, obj: bytes) -> int | None:
+    """Keep one choice's raw logprobs object; return the positions it covers, None if odd."""
+    if fmt == CHAT:
+        items = logprob_bytes.chat_items(obj)
+        if items is None:
+            return None
+        record.logprob_chunks.append((index, items))
+        return logprob_bytes.positions(items)
+    record.logprob_chunks.append((index, obj))
+    return 1
 
 
 def _trimmed(logprobs: dict[str, Any], k: int) -> dict[str, Any]:
@@ -17,15 +32,19 @@ def _trimmed(logprobs: dict[str, Any], k: int) -> dict[str, Any]:
     }
 
 
-def take_logprobs(choice: dict[str, Any], plan: MeasurementPlan, record: CallRecord) -> bool:
-    """Record a choice's logprobs; return True if the choice was changed for the client."""
+def take_parsed(choice: dict[str, Any], plan: MeasurementPlan, record: CallRecord) -> bool:
+    """Record a parsed choice's logprobs; return True if the choice was changed for the client."""
     logprobs = choice.get("logprobs")
     if not isinstance(logprobs, dict):
         return False
     if plan.capture_logprobs:
-        part = logprobs.get("content") if plan.fmt == CHAT else logprobs
-        if part:
-            record.logprob_chunks.append((choice.get("index", 0), part))
+        index = choice.get("index", 0)
+        if plan.fmt == CHAT:
+            content = logprobs.get("content") or []
+            if content:
+                record.logprob_chunks.append((index, orjson.dumps(content)[1:-1]))
+        else:
+            record.logprob_chunks.append((index, orjson.dumps(logprobs)))
     if plan.strip_logprobs:
         choice["logprobs"] = None
         return True
@@ -33,16 +52,6 @@ def take_logprobs(choice: dict[str, Any], plan: MeasurementPlan, record: CallRec
         choice["logprobs"] = _trimmed(logprobs, plan.client_top_k)
         return True
     return False
-
-
-def count_tokens(choice: dict[str, Any], plan: MeasurementPlan) -> int:
-    """Tokens a streamed choice chunk carries (exact with logprobs, else one per chunk)."""
-    logprobs = choice.get("logprobs")
-    if isinstance(logprobs, dict):
-        if plan.fmt == CHAT:
-            return len(logprobs.get("content") or [])
-        return len(logprobs.get("tokens") or [])
-    return 1
 
 
 def record_upstream_error(record: CallRecord, status: int, error: Any) -> None:

@@ -6,9 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from gateway.metering import logprob_codec
 from gateway.metering.cost import call_cost
-from gateway.metering.logprob_summary import summarize_logprobs
+from gateway.metering.logprob_summary import LogprobSummary, summarize_chat, summarize_parsed
 from gateway.metering.record import CallRecord
 from gateway.metering.timings import phase_timings
 
@@ -116,21 +118,39 @@ def call_row(record: CallRecord) -> tuple[dict[str, Any], dict[str, Any] | None]
     }
     if not record.logprob_chunks or record.logprob_format is None:
         return row, None
-    per_choice = logprob_codec.merge_choices(record.logprob_format, record.logprob_chunks)
-    summary = summarize_logprobs(record.logprob_format, per_choice)
-    row["logprob_mean"] = summary.mean_logprob
-    row["logprob_min_margin"] = summary.min_margin
-    row["near_ties"] = summary.near_ties
+    stored = _logprobs(record)
+    row["logprob_mean"] = stored.summary.mean_logprob
+    row["logprob_min_margin"] = stored.summary.min_margin
+    row["near_ties"] = stored.summary.near_ties
     logprobs_row = {
         "call_id": record.id,
         "created_at": record.created_at,
         "team_id": record.team_id,
         "format": record.logprob_format,
-        "token_count": logprob_codec.token_count(record.logprob_format, per_choice),
+        "token_count": stored.token_count,
         "top_k": record.logprob_k,
-        "payload": logprob_codec.encode(record.logprob_format, per_choice),
+        "payload": logprob_codec.encode(stored.document),
     }
     return row, logprobs_row
+
+
+@dataclass(frozen=True, slots=True)
+class _StoredLogprobs:
+    document: bytes
+    token_count: int
+    summary: LogprobSummary
+
+
+def _logprobs(record: CallRecord) -> _StoredLogprobs:
+    if record.logprob_format == logprob_codec.CHAT:
+        document = logprob_codec.per_choice_json(logprob_codec.CHAT, record.logprob_chunks)
+        return _StoredLogprobs(
+            document, document.count(b'"top_logprobs":'), summarize_chat(document)
+        )
+    merged = logprob_codec.completion_objects(record.logprob_chunks)
+    keyed = {str(k): v for k, v in sorted(merged.items())}
+    tokens = sum(len(v["tokens"]) for v in merged.values())
+    return _StoredLogprobs(orjson.dumps(keyed), tokens, summarize_parsed(keyed))
 
 
 def body_row(record: CallRecord) -> dict[str, Any] | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
+import orjson
+
 from gateway.ids import new_call_id
 from gateway.metering.logprob_codec import CHAT
 from gateway.metering.record import CallRecord
@@ -63,7 +65,7 @@ def make_record(
         },
         logprob_format=CHAT if k >= 0 else None,
         logprob_k=k,
-        logprob_chunks=[(0, logprob_entries(tokens, k))] if tokens else [],
+        logprob_chunks=[(0, orjson.dumps(logprob_entries(tokens, k))[1:-1])] if tokens else [],
         price_in=0.5,
         price_out=1.5,
     )
