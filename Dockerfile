@@ -10,5 +10,7 @@ COPY workers ./workers
 COPY simulator ./simulator
 COPY migrations ./migrations
 RUN pip install --no-cache-dir .
+# The gateway's spool (a named volume in docker-compose.yml) takes this owner when first mounted.
+RUN mkdir -p /var/lib/plumbline/spool && chown -R nobody:nogroup /var/lib/plumbline
 USER nobody
 ENTRYPOINT ["plumbline"]

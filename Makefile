@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PLUMBLINE_CACHE ?= $(HOME)/.cache/plumbline
 export PLUMBLINE_CACHE
 
-.PHONY: demo test lint format venv services vllm-env vllm-model bench-smoke clean
+.PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools bench-smoke clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,13 +23,17 @@ demo: $(STAMP)
 services:
 	@scripts/ensure-services
 
-test: $(STAMP) services vllm-env
+test: $(STAMP) services vllm-env prometheus-tools
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The real vLLM (CPU build) in its own venv under $(PLUMBLINE_CACHE), plus the tiny model; seconds
 # once installed.
 vllm-env:
 	@PYTHON="$(PYTHON)" scripts/vllm-env
+
+# promtool and prometheus (Debian's package, unpacked under $(PLUMBLINE_CACHE)) for tests/dashboards.
+prometheus-tools:
+	@scripts/prometheus-tools
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
