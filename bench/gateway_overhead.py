@@ -27,8 +27,16 @@ ZERO_TIME = {"prefill_ms_per_token": 0.0, "decode_ms_per_token": 0.0, "max_num_s
 # Streams need a real decode cadence, or every token arrives at once and ITL means nothing.
 STREAM_TIME = {**ZERO_TIME, "decode_ms_per_token": 5.0, "decode_ms_per_extra_seq": 0.0}
 QUESTION = [{"role": "user", "content": "Summarise the termination clause of the contract."}]
-PLAIN = {"model": "tiny", "messages": QUESTION, "max_tokens": 200, "ignore_eos": True,
-         "logprobs": True, "top_logprobs": 5}
+PLAIN = {
+    "model": "tiny",
+    "messages": QUESTION,
+    "max_tokens": 200,
+    "ignore_eos": True,
+    "logprobs": True,
+    "top_logprobs": 5,
+    # Seeded, so the simulator can reuse the generated answer and stay out of the way.
+    "seed": 7,
+}
 STREAM = {**PLAIN, "stream": True}
 
 
@@ -79,7 +87,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 sim.set_timing(ZERO_TIME)
                 row[f"{side}_plain"] = _phase(url, PLAIN, side_key, args.rate, args.seconds)
                 sim.set_timing(STREAM_TIME)
-                row[f"{side}_stream"] = _phase(url, STREAM, side_key, args.stream_rate, args.seconds)
+                row[f"{side}_stream"] = _phase(
+                    url, STREAM, side_key, args.stream_rate, args.seconds
+                )
                 if side == "via":
                     gateway_cpu += cpu_seconds(pid) - before
                     gateway_calls += row["via_plain"]["n"] + row["via_stream"]["n"]
@@ -127,7 +137,11 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
     ]
     for kind, label, metrics in (
         ("plain", f"non-streaming @ {args.rate:g} rps", ("p50", "p99")),
-        ("stream", f"streaming @ {args.stream_rate:g} rps", ("ttft_p50", "ttft_p99", "itl_p50", "p50")),
+        (
+            "stream",
+            f"streaming @ {args.stream_rate:g} rps",
+            ("ttft_p50", "ttft_p99", "itl_p50", "p50"),
+        ),
     ):
         for metric in metrics:
             d, v = _side(rounds, "direct", kind, metric), _side(rounds, "via", kind, metric)

@@ -33,9 +33,12 @@ class ChatFormatter:
         entries = choice.output.logprobs
         if entries is None or options.top_logprobs is None:
             return None
-        content = chat_content(
-            self.tokenizer, entries[start:end], options.top_logprobs, options.as_token_ids
-        )
+        key = (start, end, options.top_logprobs, options.as_token_ids)
+        content = choice.output.rendered.get(key)
+        if content is None:
+            content = choice.output.rendered[key] = chat_content(
+                self.tokenizer, entries[start:end], options.top_logprobs, options.as_token_ids
+            )
         return {"content": content}
 
     def _chunk(self, choice: dict[str, Any], tail: dict[str, Any] | None = None) -> bytes:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from simulator.answer_trie import AnswerTrie, TrieNode
 from simulator.output_text import OutputText
@@ -33,6 +34,9 @@ class GeneratedOutput:
     finish_reason: str
     stop_reason: str | int | None
     logprobs: list[TokenLogprob] | None
+    # Logprobs already rendered for a response, by (start, end, k, as token ids): a reused
+    # output (see generation_cache) renders them once.
+    rendered: dict[tuple[int, int, int, bool], list[dict[str, Any]]] = field(default_factory=dict)
 
 
 class PseudoSource:

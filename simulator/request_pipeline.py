@@ -9,10 +9,12 @@ from starlette.datastructures import Headers
 
 from simulator.choices import Choice, PromptInfo, ResponseJob, ResponseOptions
 from simulator.engine.sequence import RequestHandle
-from simulator.generation import PseudoSource, ScriptedSource, generate
+from simulator.generation import GeneratedOutput, PseudoSource, ScriptedSource, generate
+from simulator.generation_cache import is_deterministic
 from simulator.prefix_cache import block_hashes
 from simulator.protocol import SamplingFields
 from simulator.sampling import SamplingSettings, choice_rng, choose_weighted
+from simulator.scenarios import CompiledScenario
 from simulator.state import SimulatorState
 
 
@@ -53,15 +55,13 @@ def response_options(
     """Shape flags of the response, from the request and the server flags."""
     config = state.config
     stream = bool(request.stream)
-    force = config.enable_force_include_usage
     include_usage = continuous = False
-    if stream:
-        stream_options = request.stream_options
-        if stream_options is not None:
-            include_usage = bool(stream_options.include_usage) or force
-            continuous = include_usage and bool(stream_options.continuous_usage_stats)
-        else:
-            include_usage = force
+    if stream and config.enable_force_include_usage:
+        # Forced usage is continuous too, whatever the request says.
+        include_usage = continuous = True
+    elif stream and request.stream_options is not None:
+        include_usage = bool(request.stream_options.include_usage)
+        continuous = include_usage and bool(request.stream_options.continuous_usage_stats)
     return ResponseOptions(
         response_id=rid,
         created=int(time.time()),
@@ -80,6 +80,34 @@ def response_options(
     )
 
 
+def _choice_output(
+    state: SimulatorState,
+    scenario: CompiledScenario | None,
+    key: int,
+    prompt: PromptInfo,
+    settings: SamplingSettings,
+    index: int,
+) -> GeneratedOutput:
+    """One choice's output, reused for a repeated deterministic request."""
+
+    def run() -> GeneratedOutput:
+        rng = choice_rng(settings, index, key)
+        unscripted = state.config.unscripted
+        low = min(unscripted.min_tokens, unscripted.max_tokens)
+        length = rng.randint(low, max(unscripted.max_tokens, low))
+        fallback = PseudoSource(state.pseudo_model, key, settings, rng, length)
+        source: PseudoSource | ScriptedSource = fallback
+        if scenario is not None:
+            answer = choose_weighted(scenario.trie.weights, settings, rng)
+            source = ScriptedSource(scenario.trie, answer, fallback)
+        return generate(state.tokenizer, source, settings)
+
+    if not is_deterministic(settings):
+        return run()
+    cache_key = (prompt.text, tuple(prompt.token_ids), index, settings)
+    return state.generations.get_or_generate(cache_key, run)
+
+
 def build_job(
     state: SimulatorState,
     prompts: list[PromptInfo],
@@ -94,7 +122,6 @@ def build_job(
         arrival=options.received,
     )
     model = state.pseudo_model
-    unscripted = state.config.unscripted
     block_size = state.cache.block_size
     choices: list[Choice] = []
     for prompt in prompts:
@@ -103,15 +130,7 @@ def build_job(
         hashes = block_hashes(prompt.token_ids, block_size)
         for _ in range(n):
             index = len(choices)
-            rng = choice_rng(settings, index, key)
-            low = min(unscripted.min_tokens, unscripted.max_tokens)
-            length = rng.randint(low, max(unscripted.max_tokens, low))
-            fallback = PseudoSource(model, key, settings, rng, length)
-            source: PseudoSource | ScriptedSource = fallback
-            if scenario is not None:
-                answer = choose_weighted(scenario.trie.weights, settings, rng)
-                source = ScriptedSource(scenario.trie, answer, fallback)
-            output = generate(state.tokenizer, source, settings)
+            output = _choice_output(state, scenario, key, prompt, settings, index)
             sequence = handle.add(
                 len(output.token_ids), output.finish_reason, len(prompt.token_ids), hashes
             )

@@ -11,6 +11,7 @@ from simulator.config import FaultConfig, Scenario, SimulatorConfig, TimingConfi
 from simulator.engine.scheduler import Engine
 from simulator.errors import ApiError
 from simulator.faults import FAULT_HEADER, FaultPlan, draw_faults, parse_fault_header
+from simulator.generation_cache import GenerationCache
 from simulator.metrics import EngineMetrics
 from simulator.prefix_cache import PrefixCache
 from simulator.pseudo_model import PseudoModel
@@ -33,6 +34,7 @@ class SimulatorState:
         self.engine = Engine(config.timing, self.cache, self._build_metrics)
         self.stats = SimStats()
         self.scenarios = self._compile(config.scenarios)
+        self.generations = GenerationCache()
         self.faults = config.faults
         self._fault_rng = random.Random(config.faults.seed)
 
@@ -58,6 +60,7 @@ class SimulatorState:
     def set_scenarios(self, scenarios: list[Scenario]) -> None:
         """Replace the scripted scenarios for requests that arrive from now on."""
         self.scenarios = self._compile(scenarios)
+        self.generations.clear()
 
     def set_faults(self, faults: FaultConfig) -> None:
         """Replace the fault settings; switching the engine dead fails what is in flight."""

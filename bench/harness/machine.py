@@ -8,7 +8,16 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-PACKAGES = ("uvicorn", "uvloop", "httptools", "fastapi", "aiohttp", "orjson", "sqlalchemy", "psycopg")
+PACKAGES = (
+    "uvicorn",
+    "uvloop",
+    "httptools",
+    "fastapi",
+    "aiohttp",
+    "orjson",
+    "sqlalchemy",
+    "psycopg",
+)
 
 
 def cpu_model() -> str:
