@@ -70,14 +70,17 @@ class CompletionFormatter:
             "logprobs": self._logprobs(choice, start, end),
             "finish_reason": output.finish_reason if finished else None,
             "stop_reason": output.stop_reason if finished else None,
+            # The chunk that echoes the prompt names its token ids, asked for or not.
             "prompt_token_ids": (
-                choice.prompt.token_ids if options.return_token_ids and start == 0 else None
+                choice.prompt.token_ids
+                if start == 0 and (options.return_token_ids or options.echo)
+                else None
             ),
             "token_ids": output.token_ids[start:end] if options.return_token_ids else None,
         }
         body = self._prefix + orjson.dumps(data) + b"]"
         if options.continuous_usage:
-            usage = running_usage(len(choice.prompt.token_ids), end)
+            usage = running_usage(len(choice.prompt.token_ids), end, chat=False)
             body += b',"usage":' + orjson.dumps(usage)
         elif finished and not options.include_usage:
             body += b',"system_fingerprint":' + orjson.dumps(options.fingerprint)

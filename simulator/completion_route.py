@@ -13,9 +13,15 @@ from simulator.errors import ApiError, engine_dead_error
 from simulator.logprobs_format import prompt_logprobs_body, prompt_token_logprobs
 from simulator.protocol import CompletionRequest
 from simulator.request_pipeline import build_job, response_id, response_options, sampling_settings
+from simulator.request_prechecks import precheck_completion
 from simulator.state import SimulatorState
 from simulator.streaming import GenerationResponse
-from simulator.validation import check_completion, parse_body, resolve_max_tokens
+from simulator.validation import (
+    check_logprob_counts,
+    check_sampling,
+    parse_body,
+    resolve_max_tokens,
+)
 
 
 async def create_completion(request: Request) -> Response:
@@ -24,7 +30,7 @@ async def create_completion(request: Request) -> Response:
     state: SimulatorState = request.app.state.sim
     state.stats.received += 1
     try:
-        body = parse_body(await request.body(), CompletionRequest)
+        body = parse_body(await request.body(), CompletionRequest, precheck_completion)
         return _prepare(state, request, body, received)
     except ApiError as error:
         state.stats.rejected += 1
@@ -40,20 +46,20 @@ def _prompts(state: SimulatorState, body: CompletionRequest) -> list[PromptInfo]
         items = [[int(t) for t in raw if isinstance(t, int)]]
     else:
         items = list(raw or [])  # type: ignore[arg-type]
+    if not items:
+        raise ApiError("You must pass at least one prompt")
     tokenizer = state.tokenizer
     prompts = []
     for item in items:
-        if not item:
-            raise ApiError(
-                "Either prompt or prompt_embeds must be provided and non-empty. (parameter=prompt)",
-                param="prompt",
-            )
         if isinstance(item, str):
-            prompts.append(PromptInfo(tokenizer.encode(item), item))
+            # Like a Llama tokenizer, a text prompt starts with BOS (so "" is a valid prompt).
+            prompts.append(PromptInfo([tokenizer.bos_id, *tokenizer.encode(item)], item))
             continue
+        if not item:
+            raise ApiError("The decoder prompt cannot be empty")
         for token in item:
             if not 0 <= token < tokenizer.vocab_size:
-                raise ApiError(f"Token id {token} is out of vocabulary", param="prompt")
+                raise ApiError(f"Token id {token} is out of vocabulary")
         prompts.append(PromptInfo(list(item), tokenizer.decode(item)))
     return prompts
 
@@ -62,10 +68,11 @@ def _prepare(
     state: SimulatorState, request: Request, body: CompletionRequest, received: float
 ) -> Response:
     config = state.config
-    check_completion(body, config.max_logprobs)
     state.check_model(body.model)
     if body.suffix is not None:
-        raise ApiError("suffix is not currently supported", param="suffix")
+        raise ApiError(
+            "suffix is only supported for models with FIM completion rendering", param="suffix"
+        )
     plan = state.fault_plan(request.headers)
     if plan.engine_dead:
         raise engine_dead_error()
@@ -73,18 +80,22 @@ def _prepare(
     max_tokens = min(
         resolve_max_tokens(body.max_tokens, len(p.token_ids), config.max_model_len) for p in prompts
     )
-    settings = sampling_settings(body, max_tokens, body.logprobs)
-    rid = response_id("cmpl", request.headers, body)
-    options = response_options(state, body, rid, body.logprobs, received)
-    options.echo = body.echo
-    model = state.pseudo_model
+    check_sampling(body, max_tokens)
     prompt_top = body.prompt_logprobs
-    if prompt_top is None and body.echo and body.logprobs is not None:
+    if prompt_top is None and body.echo:
         prompt_top = body.logprobs
+    logprobs = check_logprob_counts(
+        body.logprobs, prompt_top, config.max_logprobs, state.tokenizer.vocab_size
+    )
+    settings = sampling_settings(body, max_tokens, logprobs)
+    rid = response_id("cmpl", request.headers, body)
+    options = response_options(state, body, rid, logprobs, received)
+    options.echo = body.echo
     options.prompt_logprobs = prompt_top
+    model = state.pseudo_model
     for prompt in prompts:
-        if body.echo and body.logprobs is not None:
-            prompt.logprobs = prompt_token_logprobs(model, prompt.token_ids, body.logprobs)
+        if body.echo and logprobs is not None:
+            prompt.logprobs = prompt_token_logprobs(model, prompt.token_ids, logprobs)
         if prompt_top is not None:
             prompt.logprobs_body = prompt_logprobs_body(
                 state.tokenizer, model, prompt.token_ids, prompt_top

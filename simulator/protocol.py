@@ -36,9 +36,9 @@ class ChatMessage(OpenAIModel):
 
 
 class StreamOptions(OpenAIModel):
-    """`stream_options`; vLLM defaults include_usage to true once the object is given."""
+    """`stream_options`; without `include_usage` a stream has no usage, continuous or not."""
 
-    include_usage: bool | None = True
+    include_usage: bool | None = False
     continuous_usage_stats: bool | None = False
 
 

@@ -33,6 +33,8 @@ async def tokenize(request: Request) -> Response:
         return error.response()
     tokenizer = state.tokenizer
     ids = tokenizer.encode(text)
+    if body.messages is None and body.add_special_tokens:
+        ids.insert(0, tokenizer.bos_id)  # a text prompt gets BOS, as in completions
     strs = [tokenizer.token_strs[i] for i in ids] if body.return_token_strs else None
     return _json(
         {

@@ -28,14 +28,16 @@ def usage_body(
     }
 
 
-def running_usage(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
-    """What `continuous_usage_stats` puts on every chunk."""
-    return {
+def running_usage(prompt_tokens: int, completion_tokens: int, chat: bool = True) -> dict[str, Any]:
+    """What `continuous_usage_stats` puts on every chunk (completions leave out the details)."""
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
         "completion_tokens": completion_tokens,
-        "completion_tokens_details": None,
     }
+    if chat:
+        usage["completion_tokens_details"] = None
+    return usage
 
 
 def without_nulls(value: Any) -> Any:

@@ -82,15 +82,26 @@ def test_token_id_prompts_and_their_errors(detail_http: httpx.Client) -> None:
     ids = detail_http.post("/tokenize", json={"prompt": "count to three"}).json()["tokens"]
     ok = detail_http.post("/v1/completions", json={"prompt": ids, "max_tokens": 20})
     assert ok.json()["choices"][0]["text"] == "one two three"
-    bad_prompts: list[object] = [[10**7], "", [[]]]
-    for bad in bad_prompts:
+    # vLLM names the `prompt` parameter only for a missing or empty text prompt.
+    bad_prompts: list[tuple[object, str | None, str]] = [
+        ([10**7], None, "Token id 10000000 is out of vocabulary"),
+        ("", "prompt", "Either prompt or prompt_embeds must be provided and non-empty."),
+        ([[]], None, "The decoder prompt cannot be empty"),
+        ([], None, "You must pass at least one prompt"),
+    ]
+    for bad, param, message in bad_prompts:
         response = detail_http.post("/v1/completions", json={"prompt": bad})
         assert response.status_code == 400, bad
-        assert response.json()["error"]["param"] == "prompt"
+        error = response.json()["error"]
+        assert (error["param"], error["message"].split(" (parameter")[0]) == (param, message)
+    # A list holding an empty string is a prompt of just BOS.
+    assert detail_http.post("/v1/completions", json={"prompt": [""]}).status_code == 200
 
 
 def test_stop_token_ids_report_the_token(detail_http: httpx.Client) -> None:
-    two = detail_http.post("/tokenize", json={"prompt": " two"}).json()["tokens"][0]
+    tokens = detail_http.post("/tokenize", json={"prompt": " two"}).json()["tokens"]
+    assert tokens[0] == 0, "a text prompt starts with BOS"
+    two = tokens[1]
     body = {"prompt": "count", "stop_token_ids": [two]}
     choice = detail_http.post("/v1/completions", json=body).json()["choices"][0]
     assert choice["finish_reason"] == "stop"
