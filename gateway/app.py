@@ -11,7 +11,15 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
-from gateway.api import calls, eval_paraphrases, eval_runs, eval_suites, usage
+from gateway.api import (
+    alerts,
+    calls,
+    eval_paraphrases,
+    eval_runs,
+    eval_suites,
+    stability,
+    usage,
+)
 from gateway.config import GatewayConfig
 from gateway.errors import GatewayError, error_body
 from gateway.lifecycle import build_state, close_state
@@ -73,5 +81,7 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(eval_suites.router)
     app.include_router(eval_paraphrases.router)
     app.include_router(eval_runs.router)
+    app.include_router(alerts.router)
+    app.include_router(stability.router)
     _install_error_handlers(app)
     return app

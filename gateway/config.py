@@ -8,6 +8,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evals.answers.specs import AnswerSpec
+
 
 class LogprobMode(StrEnum):
     """How much of the backend's logprobs the gateway captures."""
@@ -81,6 +83,9 @@ class ModelConfig(_Strict):
     memory_bandwidth: float | None = Field(default=None, description="Bytes per second of HBM")
     logprobs: LogprobCapture = Field(default_factory=LogprobCapture)
     max_concurrency: int | None = Field(default=None, ge=1)
+    # The backends run vLLM with --scheduling-policy priority: resample calls may then carry
+    # a low `priority` (vLLM refuses the field otherwise).
+    priority_scheduling: bool = False
 
     @model_validator(mode="after")
     def _check_route(self) -> ModelConfig:
@@ -123,6 +128,25 @@ class HealthConfig(_Strict):
     timeout_s: float = 2.0
 
 
+class FeatureSampling(_Strict):
+    """How a feature's production calls are picked for resampling, and how answers compare."""
+
+    rate: float = Field(default=0.01, ge=0, le=1)
+    # Only calls the client marks `X-Plumbline-Stakes: high` are candidates.
+    high_stakes_only: bool = False
+    # How answers are parsed before comparing; default: SQuAD-normalised text.
+    answer: AnswerSpec | None = None
+
+
+class LiveSamplingConfig(_Strict):
+    """Stability of live traffic: which calls a worker re-asks, and how many times."""
+
+    features: dict[str, FeatureSampling] = Field(default_factory=dict)
+    # The rule for product features not listed above (None: they are never sampled).
+    default: FeatureSampling | None = None
+    resamples: int = Field(default=5, ge=1, le=50)
+
+
 class GatewayConfig(_Strict):
     """Everything the gateway needs besides process settings."""
 
@@ -131,6 +155,9 @@ class GatewayConfig(_Strict):
     limits: Limits = Field(default_factory=Limits)
     recording: RecordingConfig = Field(default_factory=RecordingConfig)
     health: HealthConfig = Field(default_factory=HealthConfig)
+    live_sampling: LiveSamplingConfig = Field(default_factory=LiveSamplingConfig)
+    # How long /metrics reuses the eval and live-stability figures it read from the database.
+    stability_metrics_ttl_s: float = Field(default=15.0, ge=0)
 
     @model_validator(mode="after")
     def _unique_names(self) -> GatewayConfig:

@@ -10,10 +10,12 @@ from sqlalchemy import Engine, inspect
 
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
+from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics, GaugeCollector
 from gateway.recording.sink import LogSink
 from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
+from gateway.stability_metrics import StabilityCollector
 from gateway.state import GatewayState
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
@@ -73,7 +75,8 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
     except SchemaMissingError:
         engine.dispose()
         raise
-    metrics = GatewayMetrics(config.features)
+    sampler = LiveSampler(config.live_sampling)
+    metrics = GatewayMetrics([*config.features, *sampler.features])
     sink = LogSink(engine, config.recording, observer=metrics.observe)
     sink.start()
     http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False))
@@ -90,8 +93,12 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         monitor=monitor,
         keys=KeyCache(make_session_factory(engine), settings.key_salt.get_secret_value()),
         metrics=metrics,
+        sampler=sampler,
     )
     metrics.add_collector(GaugeCollector(lambda: _live_gauges(state)))
+    metrics.add_collector(
+        StabilityCollector(state.sessions, config.stability_metrics_ttl_s, metrics.feature_label)
+    )
     await monitor.check_all()
     monitor.start()
     return state

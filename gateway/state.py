@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
+from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
 from gateway.recording.sink import LogSink
 from gateway.routing.backend_pool import BackendPool
@@ -31,3 +32,4 @@ class GatewayState:
     monitor: HealthMonitor
     keys: KeyCache
     metrics: GatewayMetrics
+    sampler: LiveSampler

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -39,6 +40,63 @@ class EvalSettings(BaseModel):
     paraphrase_model: str | None = None
 
 
+ChannelKind = Literal["webhook", "slack", "alertmanager"]
+
+
+class ChannelSettings(BaseModel):
+    """One notification channel: where alerts are delivered and in which shape."""
+
+    kind: ChannelKind
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class NotifySettings(BaseModel):
+    """Alert notification channels (named, shared) and how deliveries are retried."""
+
+    # Suites name these under `alert.notify`; suites that name none use `default_channels`.
+    channels: dict[str, ChannelSettings] = Field(default_factory=dict)
+    default_channels: list[str] = Field(default_factory=list)
+    max_attempts: int = Field(default=6, ge=1, le=50)
+    backoff_s: float = Field(default=2.0, gt=0)
+    max_backoff_s: float = Field(default=300.0, gt=0)
+    timeout_s: float = Field(default=10.0, gt=0)
+    # A firing alert sent to Alertmanager expires after this long unless resolved or re-sent.
+    alertmanager_hold_s: float = Field(default=7 * 24 * 3600.0, gt=0)
+    # Base URL of the gateway's read API, for links in messages.
+    public_url: str | None = None
+
+
+class WorkerSettings(BaseModel):
+    """Celery workers and beat: broker, fan-out, leases, sweeps, schedules, live resampling."""
+
+    # None: the Redis URL above; `memory://` runs the in-process embedded worker.
+    broker_url: str | None = None
+    # Prefix of every broker and limit key, so several deployments (or tests) share one Redis.
+    key_prefix: str = "plumbline:"
+    batch_size: int = Field(default=50, ge=1, le=5000, description="Samples per batch task")
+    # A sample claim older than this is taken to belong to a dead worker.
+    sample_lease_s: float = Field(default=1200.0, gt=0)
+    # A cross-worker concurrency slot expires unless renewed (every third of this).
+    slot_lease_s: float = Field(default=60.0, gt=0)
+    finalize_lease_s: float = Field(default=900.0, gt=0)
+    # A run without any sample progress for this long is re-enqueued by the sweeper.
+    stall_after_s: float = Field(default=1500.0, gt=0)
+    sweep_interval_s: float = Field(default=30.0, gt=0)
+    schedule_tick_s: float = Field(default=5.0, gt=0)
+    # A cron slot older than this when beat first sees it is skipped, not run late.
+    schedule_grace_s: float = Field(default=300.0, gt=0)
+    # Unacknowledged broker messages come back after this long (Redis visibility_timeout).
+    visibility_timeout_s: float = Field(default=3600.0, gt=0)
+    unacked_restore_interval_s: float = Field(default=10.0, gt=0)
+    live_dispatch_interval_s: float = Field(default=5.0, gt=0)
+    live_batch: int = Field(default=100, ge=1, le=10_000)
+    resample_concurrency: int = Field(default=2, ge=1, description="Resample calls per model")
+    # vLLM `priority` of resample calls (larger = later), sent only to priority-scheduled models.
+    resample_priority: int = 10
+    notify: NotifySettings = Field(default_factory=NotifySettings)
+
+
 class Settings(BaseSettings):
     """All settings of a Plumbline process."""
 
@@ -53,3 +111,4 @@ class Settings(BaseSettings):
     key_salt: SecretStr = SecretStr("plumbline-development-salt")
     embedded: bool = False
     eval: EvalSettings = Field(default_factory=EvalSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)

@@ -1,1 +1,5 @@
-"""Celery workers: eval fan-out, schedules, alerts, notifications, live sampling."""
+"""Celery workers: eval fan-out, scoring and alerts, schedules, notifications, live sampling."""
+
+from workers.app import create_celery_app
+
+__all__ = ["create_celery_app"]

@@ -1,5 +1,6 @@
 """Alerting: a pure state machine over run observations, with hysteresis and acknowledgement."""
 
+from evals.alerting.channels import ChannelKind, NotifyChannel, NotifyTarget
 from evals.alerting.decision import Action, AlertDecision, AlertEvaluation
 from evals.alerting.machine import acknowledge, evaluate_alerts, regression_baseline
 from evals.alerting.observation import RegressionEvidence, RunObservation, observe_run
@@ -23,7 +24,10 @@ __all__ = [
     "AlertPolicy",
     "AlertState",
     "AlertStatus",
+    "ChannelKind",
     "LevelRule",
+    "NotifyChannel",
+    "NotifyTarget",
     "QuestionPopulation",
     "RegressionEvidence",
     "RegressionRule",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evals.alerting.channels import NotifyTarget
 from evals.scoring.statistics import Bound
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
@@ -74,3 +75,5 @@ class AlertPolicy(BaseModel):
     critical: LevelRule = Field(default_factory=_critical_default)
     regression: RegressionRule = Field(default_factory=RegressionRule)
     renotify_after_runs: int | None = Field(None, ge=1)
+    # Channels for this suite's alerts; empty means the settings' default channels.
+    notify: tuple[NotifyTarget, ...] = ()

@@ -67,6 +67,36 @@ class GatewayClient:
                 502, f"unexpected completion body: {response.text[:200]}", call_id
             ) from None
 
+    async def complete(
+        self, path: str, body: dict[str, Any], *, feature: str, team: str
+    ) -> Completion:
+        """Send a raw chat or text completion body to `path` (e.g. a production request)."""
+        headers = {"X-Plumbline-Feature": feature, "X-Plumbline-Team": team}
+        try:
+            response = await self._http.post(path, json=body, headers=headers)
+        except httpx.HTTPError as error:
+            raise GatewayCallError(None, f"{type(error).__name__}: {error}") from None
+        call_id = response.headers.get(CALL_ID_HEADER)
+        payload = _json(response)
+        if response.status_code >= 400:
+            raise GatewayCallError(response.status_code, _error_message(payload, response), call_id)
+        try:
+            choice = payload["choices"][0]
+            message = choice.get("message")
+            text = message.get("content") if message is not None else choice.get("text")
+            usage = payload.get("usage") or {}
+            return Completion(
+                text=text or "",
+                call_id=call_id,
+                finish_reason=choice.get("finish_reason"),
+                prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
+            )
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise GatewayCallError(
+                502, f"unexpected completion body: {response.text[:200]}", call_id
+            ) from None
+
     async def max_model_lens(self) -> dict[str, int | None]:
         """Each model the gateway serves and its context size as the backend reports it."""
         try:

@@ -18,7 +18,7 @@ from evals.service.execution import (
     SampleOutcome,
     execute_samples,
 )
-from evals.service.limits import ConcurrencyLimits
+from evals.service.limits import ConcurrencyLimits, SampleLimits
 from evals.service.paraphrase_generation import GenerationOutcome, generate_paraphrases
 from evals.service.paraphrase_review import (
     ParaphraseView,
@@ -51,6 +51,7 @@ __all__ = [
     "ParaphraseView",
     "RunOutcome",
     "RunnerOptions",
+    "SampleLimits",
     "SampleOutcome",
     "SuiteImport",
     "begin_run",

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import Completion, GatewayCallError, GatewayClient
 from evals.repository import samples as sample_repo
-from evals.service.limits import ConcurrencyLimits
+from evals.service.limits import SampleLimits
 from evals.service.sample_jobs import SampleJob, load_jobs
 from evals.service.transaction import in_thread_transaction
 
@@ -58,7 +58,7 @@ async def execute_samples(
     client: GatewayClient,
     sample_ids: Collection[int],
     *,
-    limits: ConcurrencyLimits,
+    limits: SampleLimits,
     policy: ExecutionPolicy = ExecutionPolicy(),
     on_sample: Callable[[SampleOutcome], None] | None = None,
 ) -> ExecutionReport:

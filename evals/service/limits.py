@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 from weakref import WeakKeyDictionary
 
 Gates = dict[tuple[str, str], asyncio.Semaphore]
+
+
+class SampleLimits(Protocol):
+    """What the execution unit needs: one slot per call, per suite and per model's backends.
+
+    `ConcurrencyLimits` bounds one event loop; `workers.redis_limits.RedisLimits` bounds every
+    worker process at once (the same interface on a Redis lease semaphore).
+    """
+
+    def slot(self, suite: str, model: str) -> AbstractAsyncContextManager[None]:
+        """Hold a suite slot and a backend slot for the duration of one call."""
+        ...
 
 
 class ConcurrencyLimits:

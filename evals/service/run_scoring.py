@@ -32,10 +32,13 @@ def score_and_store(
     logprob_wait_s: float = 15.0,
     options: ScoringOptions | None = None,
     embedder: TextEmbedder | None = None,
+    baseline_run_id: int | None = None,
 ) -> RunScore | None:
     """Score the run's answered samples, compare with the previous scored run, store it all.
 
-    Returns None (and marks the run failed) when no sample has an answer to score.
+    `baseline_run_id` overrides the comparison baseline (alerting keeps the pre-drop run while
+    a regression alert fires). Returns None (and marks the run failed) when no sample has an
+    answer to score.
     """
     with sessions() as session:
         run = run_repo.run_by_id(session, run_id, None)
@@ -70,7 +73,11 @@ def score_and_store(
     mode = dominant_mode(modes)
     found = divergences(sessions, keyed, calls, mode)
     with sessions() as session:
-        baseline = run_repo.previous_scored_run(session, run.suite_id, run_id)
+        baseline = (
+            run_repo.run_by_id(session, baseline_run_id, None)
+            if baseline_run_id is not None
+            else run_repo.previous_scored_run(session, run.suite_id, run_id)
+        )
         baseline_frame = (
             questions_frame(result_repo.results_of_run(session, baseline.id)) if baseline else None
         )

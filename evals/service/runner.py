@@ -16,7 +16,7 @@ from evals.repository import samples as sample_repo
 from evals.scoring import RunScore
 from evals.service.errors import ConflictError, NotFoundError
 from evals.service.execution import ExecutionPolicy, SampleOutcome, execute_samples
-from evals.service.limits import ConcurrencyLimits
+from evals.service.limits import SampleLimits
 from evals.service.run_scoring import score_and_store
 from evals.service.transaction import in_thread_transaction
 from plumbline.models import EvalRun
@@ -39,7 +39,7 @@ class RunOutcome:
 class RunnerOptions:
     """Everything besides the run that shapes its execution."""
 
-    limits: ConcurrencyLimits
+    limits: SampleLimits
     policy: ExecutionPolicy = field(default_factory=ExecutionPolicy)
     logprob_wait_s: float = 15.0
 

@@ -7,6 +7,15 @@ from datetime import datetime
 from typing import Any
 
 
+@dataclass(frozen=True, slots=True)
+class LiveSampleOrder:
+    """What the worker needs besides the request: answer type, resamples, priority support."""
+
+    answer: dict[str, Any] | None
+    resamples: int
+    priority: bool
+
+
 @dataclass(slots=True)
 class CallRecord:
     """Raw measurements of one call; summaries are computed later, off the hot path."""
@@ -57,6 +66,8 @@ class CallRecord:
     store_body: bool = False
     request_body: bytes | None = None
     response_body: bytes | None = None
+    # Set when the call was picked for live resampling (see gateway.live_sampling).
+    live_sample: LiveSampleOrder | None = None
 
     def fail(self, status: int, error_type: str, message: str) -> None:
         """Mark the call as failed with an OpenAI-style error."""

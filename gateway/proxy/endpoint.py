@@ -99,6 +99,16 @@ class ProxyCall:
         payload = self._parse(body)
         describe_request(self.record, payload)
         model = self._model(payload)
+        sampler = self.state.sampler
+        order = sampler.active and sampler.pick(
+            self.record.feature,
+            self.record.source,
+            header_text(self.headers, b"x-plumbline-stakes", 16),
+            model,
+        )
+        if order:
+            self.record.live_sample = order
+            self.record.request_body = body
         plan = plan_request(payload, self.fmt, model.logprobs)
         self.record.logprob_format = self.fmt if plan.capture_logprobs else None
         self.record.logprob_k = plan.captured_k

@@ -97,7 +97,7 @@ class Relay:
                 f"The backend answered {response.status} with a body that is not "
                 f"OpenAI JSON: {error}.",
             ) from None
-        if self.record.store_body:
+        if self.record.store_body or self.record.live_sample is not None:
             self.record.response_body = out
         self.processing_s += perf_counter() - t
         self.finished = True
@@ -108,6 +108,7 @@ class Relay:
         transform = StreamTransform(self.record, plan, self.fingerprint)
         stored: list[bytes] = []
         stored_size = 0
+        keep = self.record.store_body or self.record.live_sample is not None
         buffer = b""
         async for data in response.content.iter_any():
             t = perf_counter()
@@ -121,7 +122,7 @@ class Relay:
                 buffer = buffer[end + 2 :]
             if out:
                 chunk = b"".join(out)
-                if self.record.store_body and stored_size < STORED_STREAM_LIMIT:
+                if keep and stored_size < STORED_STREAM_LIMIT:
                     stored.append(chunk)
                     stored_size += len(chunk)
                 self.processing_s += perf_counter() - t

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, Table, insert, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 from gateway.recording.rows import RowBatch
-from plumbline.models import Call, CallBody, CallLogprobs
+from plumbline.models import Call, CallBody, CallLogprobs, LiveSample
 
 PARTITIONED_TABLES = ("calls", "call_logprobs", "call_bodies")
 
@@ -57,6 +57,11 @@ def write_batch(connection: Connection, batch: RowBatch) -> None:
         batch.logprobs,
     )
     _insert_ignoring_duplicates(connection, CallBody.__table__, batch.bodies)  # type: ignore[arg-type]
+    _insert_ignoring_duplicates(
+        connection,
+        LiveSample.__table__,  # type: ignore[arg-type]
+        batch.live_samples,
+    )
 
 
 def days_of(batch: RowBatch) -> set[date]:

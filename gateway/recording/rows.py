@@ -13,6 +13,7 @@ from gateway.metering.cost import call_cost
 from gateway.metering.logprob_summary import LogprobSummary, summarize_chat, summarize_parsed
 from gateway.metering.record import CallRecord
 from gateway.metering.timings import phase_timings
+from gateway.recording.live_rows import live_sample_row
 
 
 @dataclass(slots=True)
@@ -22,6 +23,7 @@ class RowBatch:
     calls: list[dict[str, Any]] = field(default_factory=list)
     logprobs: list[dict[str, Any]] = field(default_factory=list)
     bodies: list[dict[str, Any]] = field(default_factory=list)
+    live_samples: list[dict[str, Any]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.calls)
@@ -31,6 +33,7 @@ class RowBatch:
         self.calls.extend(other.calls)
         self.logprobs.extend(other.logprobs)
         self.bodies.extend(other.bodies)
+        self.live_samples.extend(other.live_samples)
 
 
 def _usage_counts(record: CallRecord) -> tuple[int | None, int | None, int | None, str | None]:
@@ -183,4 +186,7 @@ def build_rows(records: list[CallRecord]) -> RowBatch:
         body = body_row(record)
         if body is not None:
             batch.bodies.append(body)
+        live = live_sample_row(record)
+        if live is not None:
+            batch.live_samples.append(live)
     return batch

@@ -57,6 +57,7 @@ class Spool:
                 "calls": _encode_rows(batch.calls),
                 "logprobs": _encode_rows(batch.logprobs),
                 "bodies": _encode_rows(batch.bodies),
+                "live_samples": _encode_rows(batch.live_samples),
             }
         )
         with temporary.open("wb") as handle:
@@ -86,5 +87,6 @@ class Spool:
                     calls=_decode_rows(data["calls"]),
                     logprobs=_decode_rows(data["logprobs"]),
                     bodies=_decode_rows(data["bodies"]),
+                    live_samples=_decode_rows(data.get("live_samples", [])),
                 ),
             )

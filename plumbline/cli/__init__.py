@@ -5,12 +5,16 @@ from __future__ import annotations
 import typer
 
 from plumbline.cli import (
+    alerts_cmd,
+    beat_cmd,
     demo_cmd,
     eval_cmd,
     gateway_cmd,
     keys_cmd,
     migrate_cmd,
     simulator_cmd,
+    stability_cmd,
+    worker_cmd,
 )
 
 
@@ -22,7 +26,18 @@ def build_app() -> typer.Typer:
     def root() -> None:
         """Plumbline: observability gateway and answer-stability evals for vLLM."""
 
-    for command in (simulator_cmd, gateway_cmd, migrate_cmd, keys_cmd, eval_cmd, demo_cmd):
+    for command in (
+        simulator_cmd,
+        gateway_cmd,
+        worker_cmd,
+        beat_cmd,
+        migrate_cmd,
+        keys_cmd,
+        eval_cmd,
+        alerts_cmd,
+        stability_cmd,
+        demo_cmd,
+    ):
         command.register(app)
     return app
 

@@ -1,5 +1,10 @@
 """ORM models, one file per table, shared by gateway, evals, workers and migrations."""
 
+from plumbline.models.alert import Alert
+from plumbline.models.alert_evaluation import AlertEvaluation
+from plumbline.models.alert_event import AlertEvent
+from plumbline.models.alert_notification import AlertNotification
+from plumbline.models.alert_state import AlertStateRow
 from plumbline.models.api_key import ApiKey
 from plumbline.models.call import Call
 from plumbline.models.call_body import CallBody
@@ -8,11 +13,18 @@ from plumbline.models.eval_paraphrase import EvalParaphrase
 from plumbline.models.eval_question import EvalQuestion
 from plumbline.models.eval_question_result import EvalQuestionResult
 from plumbline.models.eval_run import EvalRun
+from plumbline.models.eval_run_finalization import EvalRunFinalization
 from plumbline.models.eval_sample import EvalSample
 from plumbline.models.eval_suite import EvalSuite
+from plumbline.models.live_sample import LiveSample
 from plumbline.models.team import Team
 
 __all__ = [
+    "Alert",
+    "AlertEvaluation",
+    "AlertEvent",
+    "AlertNotification",
+    "AlertStateRow",
     "ApiKey",
     "Call",
     "CallBody",
@@ -21,7 +33,9 @@ __all__ = [
     "EvalQuestion",
     "EvalQuestionResult",
     "EvalRun",
+    "EvalRunFinalization",
     "EvalSample",
     "EvalSuite",
+    "LiveSample",
     "Team",
 ]

@@ -1,0 +1,84 @@
+"""Request and response models of /api/alerts and /api/stability."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class AlertOut(BaseModel):
+    """An alert and where it stands."""
+
+    id: int
+    suite_id: int
+    suite: str
+    team: str
+    rule: str
+    status: str
+    summary: str
+    details: dict[str, Any]
+    fired_run_id: int | None
+    last_run_id: int | None
+    resolved_run_id: int | None
+    started_at: datetime
+    acknowledged_at: datetime | None
+    acknowledged_by: str | None
+    resolved_at: datetime | None
+
+
+class AlertDetail(AlertOut):
+    """An alert with its history and notification deliveries."""
+
+    events: list[dict[str, Any]]
+    notifications: list[dict[str, Any]]
+
+
+class AlertList(BaseModel):
+    """Alerts visible to the caller."""
+
+    data: list[AlertOut]
+
+
+class AckIn(BaseModel):
+    """Who acknowledges (default: the caller's key)."""
+
+    by: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+class NearTieOut(BaseModel):
+    """A feature's calls and how often their answer passed through a near tie."""
+
+    feature: str | None
+    calls: int
+    near_tie_calls: int
+    near_tie_share: float
+    mean_near_ties: float
+    mean_min_margin: float | None
+    min_margin: float | None
+    live_agreement: float | None = None
+
+
+class NearTieReport(BaseModel):
+    """Features ranked by near-tie share."""
+
+    since: datetime
+    until: datetime
+    data: list[NearTieOut]
+
+
+class LiveAgreementOut(BaseModel):
+    """Agreement of resampled production calls with their original answers."""
+
+    feature: str
+    samples: int
+    resamples_answered: int
+    agreement: float
+
+
+class LiveAgreementReport(BaseModel):
+    """Live agreement per feature."""
+
+    since: datetime
+    data: list[LiveAgreementOut]

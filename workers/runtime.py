@@ -1,0 +1,102 @@
+"""WorkerRuntime: what tasks of one worker process share, built lazily after the fork.
+
+It hangs off the Celery app (`app.plumbline`), so there is no module-level state: the engine is
+created on first use in each process and disposed in `worker_process_init`, so a forked child
+never reuses its parent's connections.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from evals.gateway_client import GatewayClient
+from evals.service import ExecutionPolicy
+from plumbline.db import create_db_engine, make_session_factory
+from plumbline.settings import Settings
+from workers.process_limits import ProcessLimits
+from workers.redis_limits import RedisLimits
+
+DEFAULT_GATEWAY = "http://127.0.0.1:8080"
+
+
+class WorkerRuntime:
+    """Settings, database sessions, gateway clients and concurrency limits of a worker."""
+
+    def __init__(self, settings: Settings, *, embedded: bool) -> None:
+        self.settings = settings
+        self.embedded = embedded
+        self._lock = threading.Lock()
+        self._engine: Engine | None = None
+        self._sessions: sessionmaker[Session] | None = None
+        self._http: httpx.Client | None = None
+        self._process_limits = ProcessLimits(
+            settings.eval.concurrency, settings.eval.backend_concurrency
+        )
+
+    def sessions(self) -> sessionmaker[Session]:
+        """The process's session factory (engine created on first use)."""
+        with self._lock:
+            if self._sessions is None:
+                database = self.settings.database
+                self._engine = create_db_engine(database.url, pool_size=database.pool_size)
+                self._sessions = make_session_factory(self._engine)
+            return self._sessions
+
+    def http(self) -> httpx.Client:
+        """A shared HTTP client for notification deliveries."""
+        with self._lock:
+            if self._http is None:
+                self._http = httpx.Client(follow_redirects=False)
+            return self._http
+
+    def dispose(self) -> None:
+        """Drop connections inherited from a parent process (or on shutdown)."""
+        with self._lock:
+            if self._engine is not None:
+                self._engine.dispose(close=False)
+            self._engine, self._sessions = None, None
+            self._http = None
+
+    def gateway_client(self) -> GatewayClient:
+        """A client of the gateway with the eval key (an admin key)."""
+        evals = self.settings.eval
+        if evals.api_key is None or not evals.api_key.get_secret_value():
+            raise RuntimeError(
+                "workers send eval and resample calls through the gateway: set "
+                "PLUMBLINE_EVAL__API_KEY to an admin key (`plumbline keys create --admin`)"
+            )
+        return GatewayClient(
+            evals.gateway_url or DEFAULT_GATEWAY,
+            evals.api_key.get_secret_value(),
+            timeout_s=evals.request_timeout_s,
+        )
+
+    def execution_policy(self) -> ExecutionPolicy:
+        """Retries and the sample claim lease of the execution unit."""
+        return ExecutionPolicy(
+            max_attempts=self.settings.eval.max_attempts,
+            lease_s=self.settings.worker.sample_lease_s,
+        )
+
+    @asynccontextmanager
+    async def limits(self) -> AsyncIterator[Any]:
+        """Concurrency limits that hold across workers (Redis), or across this process."""
+        if self.embedded:
+            yield self._process_limits
+            return
+        evals, worker = self.settings.eval, self.settings.worker
+        async with RedisLimits.connect(
+            self.settings.redis.url,
+            prefix=worker.key_prefix,
+            per_suite=evals.concurrency,
+            per_backend=evals.backend_concurrency,
+            lease_s=worker.slot_lease_s,
+        ) as limits:
+            yield limits

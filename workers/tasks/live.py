@@ -1,0 +1,49 @@
+"""Live-traffic stability tasks: queue sampled calls, re-ask one n times at low priority."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+from evals.gateway_client import Completion, GatewayCallError
+from evals.service.live_resampling import LiveJob, claim_job, queue_pending, resample, store_outcome
+from evals.service.transaction import in_transaction
+from workers.app import enqueue, named_task, runtime_of
+from workers.runtime import WorkerRuntime
+
+
+@named_task("live.dispatch_pending")
+def dispatch_pending(self: Any) -> int:
+    """Queue the live samples the gateway stored since the last tick."""
+    runtime = runtime_of(self.app)
+    limit = runtime.settings.worker.live_batch
+    ids = in_transaction(runtime.sessions(), queue_pending, datetime.now(UTC), limit)
+    for sample_id in ids:
+        enqueue(self.app, "live.resample", sample_id)
+    return len(ids)
+
+
+async def _resample(runtime: WorkerRuntime, job: LiveJob) -> list[Completion | GatewayCallError]:
+    async with runtime.limits() as limits, runtime.gateway_client() as client:
+        return await resample(job, client, limits, runtime.settings.worker.resample_concurrency)
+
+
+@named_task("live.resample")
+def resample_call(self: Any, sample_id: int) -> str:
+    """Re-send one sampled request and store how often the answers agree with the original."""
+    runtime = runtime_of(self.app)
+    worker, sessions = runtime.settings.worker, runtime.sessions()
+    job = in_transaction(
+        sessions,
+        claim_job,
+        sample_id,
+        datetime.now(UTC),
+        worker.stall_after_s,
+        worker.resample_priority,
+    )
+    if job is None:
+        return "skipped"
+    answers = asyncio.run(_resample(runtime, job))
+    in_transaction(sessions, store_outcome, job, answers, datetime.now(UTC))
+    return "done"
