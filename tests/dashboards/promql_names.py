@@ -1,0 +1,54 @@
+"""Metric names in a PromQL expression, and Grafana's variables replaced as Grafana would."""
+
+from __future__ import annotations
+
+import re
+
+KEYWORDS = frozenset(
+    {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset"}
+    | {"and", "or", "unless", "inf", "nan"}
+)
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
+_GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
+_IDENTIFIER = re.compile(r"(?<![\w.:])[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+# The values Grafana gives its built-in interval variables when the tests run the queries.
+BUILTINS = {"$__rate_interval": "30s", "$__range": "5m", "$__interval": "1s"}
+
+
+def metric_names(expr: str) -> set[str]:
+    """Names of the series an expression selects (functions, keywords and labels excluded)."""
+    text = _STRINGS.sub('""', expr)
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    text = _GROUPING.sub(" ", text)
+    names = set()
+    for match in _IDENTIFIER.finditer(text):
+        rest = text[match.end() :].lstrip()
+        if rest.startswith("(") or match.group() in KEYWORDS:
+            continue
+        names.add(match.group())
+    return names
+
+
+def grafana_regex_escape(value: str) -> str:
+    """Grafana's escaping of one value for the `regex` format."""
+    return re.sub(r"([\\^$*+?.()|\[\]{}/])", r"\\\1", value)
+
+
+def expand_promql(expr: str, selections: dict[str, list[str] | str]) -> str:
+    """Replace built-ins and template variables; a list is a multi-value selection."""
+    for name, value in BUILTINS.items():
+        expr = expr.replace(name, value)
+    for name, selection in selections.items():
+        if isinstance(selection, str):  # allValue of an "All" selection, used as is
+            text = selection
+        elif len(selection) == 1:
+            text = grafana_regex_escape(selection[0])
+        else:
+            text = "(" + "|".join(grafana_regex_escape(v) for v in selection) + ")"
+        expr = expr.replace(f"${{{name}:regex}}", text).replace(f"${{{name}}}", text)
+        expr = re.sub(rf"\${name}\b", text.replace("\\", "\\\\"), expr)
+    if re.search(r"\$(\{|__|[A-Za-z_])", expr):
+        raise ValueError(f"unexpanded Grafana variable in {expr!r}")
+    return expr
