@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -59,7 +60,7 @@ def sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def expand_variables(sql: str, selections: dict[str, list[str] | str]) -> str:
+def expand_variables(sql: str, selections: Mapping[str, list[str] | str]) -> str:
     """Replace ${name:sqlstring} and ${name:regex}; a str selection is an "All" allValue."""
     for name, selection in selections.items():
         if isinstance(selection, str):
@@ -73,7 +74,7 @@ def expand_variables(sql: str, selections: dict[str, list[str] | str]) -> str:
     return sql
 
 
-def expand(sql: str, time: TimeRange, selections: dict[str, list[str] | str]) -> str:
+def expand(sql: str, time: TimeRange, selections: Mapping[str, list[str] | str]) -> str:
     """The SQL Grafana would send; any variable or macro left over is an error."""
     expanded = expand_macros(expand_variables(sql, selections), time)
     if re.search(r"\$(\{|__|[A-Za-z_])", expanded):

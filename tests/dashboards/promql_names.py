@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 KEYWORDS = frozenset(
     {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset"}
@@ -36,7 +37,7 @@ def grafana_regex_escape(value: str) -> str:
     return re.sub(r"([\\^$*+?.()|\[\]{}/])", r"\\\1", value)
 
 
-def expand_promql(expr: str, selections: dict[str, list[str] | str]) -> str:
+def expand_promql(expr: str, selections: Mapping[str, list[str] | str]) -> str:
     """Replace built-ins and template variables; a list is a multi-value selection."""
     for name, value in BUILTINS.items():
         expr = expr.replace(name, value)
