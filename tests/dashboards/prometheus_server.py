@@ -31,7 +31,7 @@ class PrometheusServer(ServerProcess):
     def __init__(self, gateway_host_port: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        workdir = Path(tempfile.mkdtemp(prefix="plumbline-prom-"))
+        self.workdir = workdir = Path(tempfile.mkdtemp(prefix="plumbline-prom-"))
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": [str(path) for path in RULE_FILES],
@@ -52,6 +52,12 @@ class PrometheusServer(ServerProcess):
             ],
             f"{self.url}/-/ready",
         )
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        """Stop the server and remove its config and data."""
+        code = super().stop(timeout)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        return code
 
     def query(self, expr: str) -> list[dict[str, Any]]:
         """An instant query's result; a query Prometheus rejects fails the test with its error."""
