@@ -15,7 +15,9 @@ Defaults and why:
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evals.alerting.channels import NotifyTarget
 from evals.scoring.statistics import Bound
@@ -77,3 +79,11 @@ class AlertPolicy(BaseModel):
     renotify_after_runs: int | None = Field(None, ge=1)
     # Channels for this suite's alerts; empty means the settings' default channels.
     notify: tuple[NotifyTarget, ...] = ()
+
+    @field_validator("critical", mode="before")
+    @classmethod
+    def _critical_defaults(cls, value: Any) -> Any:
+        # A suite that sets only some critical fields keeps the critical default recover bound.
+        if isinstance(value, dict) and "recover_bound" not in value:
+            return {**value, "recover_bound": Bound.POINT}
+        return value

@@ -119,6 +119,7 @@ def worker_stack(
     simulator_config: dict[str, Any],
     *,
     worker: dict[str, Any] | None = None,
+    model: dict[str, Any] | None = None,
     **gateway_overrides: Any,
 ) -> Iterator[WorkerStack]:
     """Simulator, migrated Postgres, gateway and a Redis key prefix of this module's own."""
@@ -127,12 +128,14 @@ def worker_stack(
         simulator = exits.enter_context(SimulatorProcess(simulator_config))
         url = exits.enter_context(postgres_database("plumbline_workers"))
         admin_key = issue_key(url, "ops", admin=True)
-        gateway = GatewayProcess(gateway_config(simulator.base_url, **gateway_overrides), url)
+        config = gateway_config(simulator.base_url, **gateway_overrides)
+        config["models"][0].update(model or {})
+        gateway = GatewayProcess(config, url)
         exits.enter_context(gateway)
         engine = create_db_engine(url)
         exits.callback(engine.dispose)
         exits.callback(_drop_keys, prefix)
-        config = {
+        settings = {
             "database": {"url": url},
             "redis": {"url": REDIS_URL},
             "key_salt": "plumbline-test-pepper",
@@ -146,7 +149,7 @@ def worker_stack(
             "worker": {**FAST, "key_prefix": prefix, **(worker or {})},
         }
         yield WorkerStack(
-            simulator, gateway, url, make_session_factory(engine), admin_key, config, exits
+            simulator, gateway, url, make_session_factory(engine), admin_key, settings, exits
         )
 
 

@@ -1,0 +1,79 @@
+"""Schedules from the database: a change is picked up by a running beat; two beats, one run."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import func, select
+
+from plumbline.models import Call, EvalRun
+from tests.workers.stack import WorkerStack, wait_for, worker_stack
+from tests.workers.suites import STABLE_CAP, import_yaml, scenarios, suite_yaml
+
+pytestmark = pytest.mark.xdist_group("workers_schedules")
+FANNED_OUT = re.compile(r"run (\d+): fanned out")
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[WorkerStack]:
+    """One worker and one beat to start with."""
+    with worker_stack({"scenarios": scenarios(STABLE_CAP)}) as running:
+        running.worker(concurrency=2)
+        running.beat()
+        yield running
+
+
+def scheduled_runs(stack: WorkerStack, suite_id: int) -> list[EvalRun]:
+    with stack.sessions() as session:
+        query = select(EvalRun).where(EvalRun.suite_id == suite_id).order_by(EvalRun.id)
+        return list(session.scalars(query))
+
+
+def schedule(stack: WorkerStack, name: str, cron: str | None) -> int:
+    extra = f"schedule: '{cron}'" if cron else ""
+    return import_yaml(stack.sessions, suite_yaml(name, samples=1, extra=extra))
+
+
+def test_a_schedule_change_is_picked_up_by_the_running_beat(stack: WorkerStack) -> None:
+    suite_id = schedule(stack, "nightly", None)
+    time.sleep(2)  # a few beat ticks with no schedule
+    assert scheduled_runs(stack, suite_id) == []
+    schedule(stack, "nightly", "* * * * * */2")
+    wait_for(
+        lambda: sum(r.status == "completed" for r in scheduled_runs(stack, suite_id)) >= 2,
+        40, "two scheduled runs", stack,
+    )
+    schedule(stack, "nightly", None)
+    time.sleep(1.5)  # a slot taken just before the change may still be created
+    settled = len(scheduled_runs(stack, suite_id))
+    time.sleep(4)
+    runs = scheduled_runs(stack, suite_id)
+    assert len(runs) == settled
+    assert all(r.trigger == "schedule" and r.scheduled_for is not None for r in runs)
+    assert all(r.scheduled_for.second % 2 == 0 for r in runs if r.scheduled_for)
+
+
+def test_two_beats_never_start_the_same_run_twice(stack: WorkerStack) -> None:
+    second = stack.beat()
+    suite_id = schedule(stack, "twice", "* * * * * *")
+    wait_for(lambda: len(scheduled_runs(stack, suite_id)) >= 5, 40, "five scheduled runs", stack)
+    schedule(stack, "twice", None)
+    time.sleep(1.5)
+    wait_for(
+        lambda: all(r.status == "completed" for r in scheduled_runs(stack, suite_id)),
+        60, "every scheduled run to complete", stack,
+    )
+    runs = scheduled_runs(stack, suite_id)
+    assert len({r.scheduled_for for r in runs}) == len(runs)
+    starts = Counter(int(m) for m in FANNED_OUT.findall(stack.logs()))
+    assert all(starts[r.id] == 1 for r in runs), starts
+    with stack.sessions() as session:
+        calls = session.scalar(select(func.count()).where(Call.feature == "eval:twice"))
+    assert calls == sum(r.n_samples for r in runs)
+    # Both beats were ticking while the runs were being created.
+    assert "schedules.dispatch_due_runs" in second.log()
+    assert stack.processes[1].log().count("schedules.dispatch_due_runs") > 1
