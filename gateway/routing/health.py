@@ -8,7 +8,6 @@ import logging
 
 import aiohttp
 import orjson
-from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.config import HealthConfig
 from gateway.routing.backend_pool import Backend, BackendPool
@@ -23,13 +22,24 @@ ENGINE_GAUGES = {
 
 
 def parse_engine_gauges(text: str) -> dict[str, float]:
-    """Sum the vLLM load gauges over engines from a Prometheus text page."""
+    """Sum the vLLM load gauges over engines from a Prometheus text page.
+
+    Only three gauges are needed out of a page of hundreds of histogram lines, so lines are
+    matched by name instead of parsing the whole exposition.
+    """
     gauges: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        name = ENGINE_GAUGES.get(family.name)
-        if name is None:
+    for line in text.splitlines():
+        if not line.startswith("vllm:"):
             continue
-        gauges[name] = sum(sample.value for sample in family.samples)
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        short = ENGINE_GAUGES.get(name)
+        if short is None:
+            continue
+        try:
+            value = float(line.rsplit(" ", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        gauges[short] = gauges.get(short, 0.0) + value
     return gauges
 
 
