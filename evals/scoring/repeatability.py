@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 
 from evals.divergence import DivergenceReport
@@ -16,17 +17,23 @@ class Repeatability(StrEnum):
     UNEXPLAINED = "unexplained_no_logprobs"
 
 
-def repeatability(n_answers: int, divergence: DivergenceReport | None) -> Repeatability:
-    """Label a greedy question's disagreements.
+def repeatability(unstable: Sequence[DivergenceReport | None]) -> Repeatability:
+    """Label a greedy question from the paraphrases whose repeated samples disagreed.
 
-    Greedy decoding takes the argmax; batch composition only reorders floating-point sums, which
-    can flip a near tie but not a clear winner. A flip at a clear token means the requests did not
-    see the same model (mixed backends, versions or quantisation): not nondeterminism.
+    Judged per paraphrase: each paraphrase is one prompt sent several times, so its greedy
+    answers should all be the same. Different paraphrases are different prompts; greedy
+    decoding may answer them differently, and that is sensitivity to wording (which agreement
+    measures), not a repeatability problem. `unstable` holds, for each paraphrase whose own
+    samples disagree, the first divergent token among those samples (None without logprobs).
+
+    Batch composition only reorders floating-point sums, which can flip a near tie but not a
+    clear winner. A flip at a clear token means the requests did not see the same model (mixed
+    backends, versions or quantisation): not nondeterminism. The worst paraphrase decides.
     """
-    if n_answers <= 1:
+    if not unstable:
         return Repeatability.REPEATABLE
-    if divergence is None:
+    if any(report is not None and not report.near_tie for report in unstable):
+        return Repeatability.BACKEND_OR_MODEL_CHANGE
+    if any(report is None for report in unstable):
         return Repeatability.UNEXPLAINED
-    if divergence.near_tie:
-        return Repeatability.SERVING_NONDETERMINISM
-    return Repeatability.BACKEND_OR_MODEL_CHANGE
+    return Repeatability.SERVING_NONDETERMINISM

@@ -113,6 +113,7 @@ def score_run(
     expected_keys: Mapping[str, str | None] | None = None,
     critical: Collection[str] = (),
     divergences: Mapping[str, DivergenceReport] | None = None,
+    paraphrase_divergences: Mapping[tuple[str, int], DivergenceReport] | None = None,
     baseline: pd.DataFrame | None = None,
     baseline_run_id: str | None = None,
     options: ScoringOptions = ScoringOptions(),
@@ -120,6 +121,9 @@ def score_run(
     """Score a run's sample frame (see `evals.scoring.samples` for its columns).
 
     `baseline` is a previous run's question table (`RunScore.questions`) for the paired change.
+    `paraphrase_divergences` holds, for greedy runs, the first divergent token among the samples
+    of each (question, paraphrase) whose samples disagree; without it the question's own
+    divergence stands in for each such paraphrase.
     """
     frame = prepare_samples(samples)
     if frame.empty:
@@ -132,7 +136,14 @@ def score_run(
         context_fraction=options.context_fraction,
     )
     questions = conform(
-        add_divergence_columns(questions, divergences or {}, greedy=info.greedy), QUESTION_DTYPES
+        add_divergence_columns(
+            questions,
+            divergences or {},
+            greedy=info.greedy,
+            paraphrases=paraphrases,
+            paraphrase_divergences=paraphrase_divergences,
+        ),
+        QUESTION_DTYPES,
     )
     paraphrases = conform(paraphrases, PARAPHRASE_DTYPES)
     if options.interval_method == "cluster_bootstrap":
@@ -173,13 +184,28 @@ def score_run(
 
 
 def add_divergence_columns(
-    questions: pd.DataFrame, divergences: Mapping[str, DivergenceReport], *, greedy: bool
+    questions: pd.DataFrame,
+    divergences: Mapping[str, DivergenceReport],
+    *,
+    greedy: bool,
+    paraphrases: pd.DataFrame | None = None,
+    paraphrase_divergences: Mapping[tuple[str, int], DivergenceReport] | None = None,
 ) -> pd.DataFrame:
     """Attach each question's first-divergence summary, repeatability label and flags."""
+    unstable = _unstable_paraphrases(paraphrases) if greedy else {}
     rows = []
     for record in questions.to_dict("records"):
-        report = divergences.get(str(record["question_id"]))
-        label = repeatability(int(record["n_answers"]), report).value if greedy else None
+        question = str(record["question_id"])
+        report = divergences.get(question)
+        label = None
+        if greedy:
+            reports = [
+                (paraphrase_divergences or {}).get((question, index))
+                if paraphrase_divergences is not None
+                else report
+                for index in unstable.get(question, [])
+            ]
+            label = repeatability(reports).value
         rows.append(
             {
                 "divergence_position": report.position if report else None,
@@ -192,6 +218,17 @@ def add_divergence_columns(
         )
     extra = pd.DataFrame(rows, index=questions.index)
     return pd.concat([questions, extra], axis=1)
+
+
+def _unstable_paraphrases(paraphrases: pd.DataFrame | None) -> dict[str, list[int]]:
+    """Per question, the paraphrases whose own samples gave more than one outcome."""
+    found: dict[str, list[int]] = {}
+    if paraphrases is None or paraphrases.empty:
+        return found
+    split = paraphrases[paraphrases["modal_share"] < 1.0]
+    for question, index in zip(split["question_id"], split["paraphrase_index"], strict=True):
+        found.setdefault(str(question), []).append(int(index))
+    return found
 
 
 def _flags(record: Mapping[Hashable, Any], report: DivergenceReport | None) -> str | None:

@@ -5,17 +5,18 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Collection, Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.divergence import LogprobsMode, SampleTrace, first_divergence
 from evals.repository import calls as call_repo
 from evals.service.sample_frame import KeyedRun
-from plumbline.models import Call
+from plumbline.models import Call, EvalSample
 
 LOGPROB_MODES = ("raw_logprobs", "processed_logprobs")
 POLL_S = 0.1
+Key = TypeVar("Key", str, tuple[str, int])
 
 
 def wait_for_calls(
@@ -55,10 +56,38 @@ def divergences(
     mode: str | None,
 ) -> dict[str, Any]:
     """First divergent token per question whose samples disagree (needs logprobs)."""
+    return _divergences(sessions, keyed.samples_by_question, keyed, calls, mode)
+
+
+def paraphrase_divergences(
+    sessions: sessionmaker[Session],
+    keyed: KeyedRun,
+    calls: Mapping[str, Call],
+    mode: str | None,
+) -> dict[tuple[str, int], Any]:
+    """First divergent token among each paraphrase's own samples, where they disagree.
+
+    For greedy runs: the repeated samples of one paraphrase share a prompt, so this is the
+    token where identical requests parted ways.
+    """
+    groups: dict[tuple[str, int], list[EvalSample]] = {}
+    for question, samples in keyed.samples_by_question.items():
+        for sample in samples:
+            groups.setdefault((question, sample.paraphrase_index), []).append(sample)
+    return _divergences(sessions, groups, keyed, calls, mode)
+
+
+def _divergences(
+    sessions: sessionmaker[Session],
+    groups: Mapping[Key, list[EvalSample]],
+    keyed: KeyedRun,
+    calls: Mapping[str, Call],
+    mode: str | None,
+) -> dict[Key, Any]:
     if mode not in LOGPROB_MODES:
         return {}
-    found: dict[str, Any] = {}
-    for question, samples in keyed.samples_by_question.items():
+    found: dict[Key, Any] = {}
+    for group, samples in groups.items():
         keys = [keyed.keys[s.id][0] for s in samples]
         if len(set(keys)) <= 1:
             continue
@@ -73,5 +102,5 @@ def divergences(
         ]
         report = first_divergence(traces, logprobs_mode=cast(LogprobsMode, mode))
         if report is not None:
-            found[question] = report
+            found[group] = report
     return found

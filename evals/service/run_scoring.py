@@ -12,7 +12,13 @@ from evals.repository import results as result_repo
 from evals.repository import runs as run_repo
 from evals.repository import samples as sample_repo
 from evals.scoring import RunInfo, RunScore, ScoringOptions, score_run
-from evals.service.call_records import divergences, dominant_mode, logprob_modes, wait_for_calls
+from evals.service.call_records import (
+    divergences,
+    dominant_mode,
+    logprob_modes,
+    paraphrase_divergences,
+    wait_for_calls,
+)
 from evals.service.errors import NotFoundError
 from evals.service.result_rows import (
     json_ready,
@@ -72,6 +78,9 @@ def score_and_store(
     modes = logprob_modes(calls.values())
     mode = dominant_mode(modes)
     found = divergences(sessions, keyed, calls, mode)
+    per_paraphrase = (
+        paraphrase_divergences(sessions, keyed, calls, mode) if _greedy(suite) else None
+    )
     with sessions() as session:
         baseline = (
             run_repo.run_by_id(session, baseline_run_id, None)
@@ -87,6 +96,7 @@ def score_and_store(
         expected_keys=keyed.expected_keys,
         critical={q.id for q in suite.questions if q.critical},
         divergences=found,
+        paraphrase_divergences=per_paraphrase,
         baseline=baseline_frame,
         baseline_run_id=str(baseline.id) if baseline else None,
         options=options or ScoringOptions(),

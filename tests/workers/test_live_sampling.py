@@ -62,8 +62,11 @@ def traffic(stack: WorkerStack) -> dict[str, str]:
         client = OpenAI(base_url=f"{stack.gateway.url}/v1", api_key=key, max_retries=0)
         headers = {"X-Plumbline-Feature": feature, **extra.pop("headers", {})}
         reply = client.chat.completions.create(
-            model="tiny", messages=[{"role": "user", "content": question}], max_tokens=32,
-            extra_headers=headers, **extra,
+            model="tiny",
+            messages=[{"role": "user", "content": question}],
+            max_tokens=32,
+            extra_headers=headers,
+            **extra,
         )
         if extra.get("stream"):
             assert "".join(c.choices[0].delta.content or "" for c in reply if c.choices)  # type: ignore[union-attr]
@@ -90,7 +93,9 @@ def test_sampled_calls_are_resampled_and_their_agreement_recorded(
     stack.beat()
     wait_for(
         lambda: len(found := samples(stack)) == 5 and all(s.status == "done" for s in found),
-        60, "five resampled live samples", stack,
+        60,
+        "five resampled live samples",
+        stack,
     )
     found = samples(stack)
     assert sorted(s.feature for s in found) == ["contracts"] * 3 + ["pricing", "support"]
@@ -111,15 +116,17 @@ def test_sampled_calls_are_resampled_and_their_agreement_recorded(
             select(Call).where(Call.feature.like("resample:%")).order_by(Call.created_at)
         ).all()
         bodies = session.scalars(
-            select(CallBody.request_body).join(Call, Call.id == CallBody.call_id).where(
-                Call.feature == "resample:pricing"
-            )
+            select(CallBody.request_body)
+            .join(Call, Call.id == CallBody.call_id)
+            .where(Call.feature == "resample:pricing")
         ).all()
     assert len(resampled) == 15
     assert {c.source for c in resampled} == {"live_sample"}
     assert all(c.input_cost and c.input_cost > 0 for c in resampled)
     assert {c.feature for c in resampled} == {
-        "resample:contracts", "resample:pricing", "resample:support"
+        "resample:contracts",
+        "resample:pricing",
+        "resample:support",
     }
     assert bodies and all('"priority":10' in b.replace(" ", "") for b in bodies)
     assert all('"stream"' not in b for b in bodies)
@@ -128,8 +135,12 @@ def test_sampled_calls_are_resampled_and_their_agreement_recorded(
 def test_live_agreement_is_exported_and_reported(
     stack: WorkerStack, traffic: dict[str, str]
 ) -> None:
-    wait_for(lambda: len(samples(stack)) == 5 and all(s.status == "done" for s in samples(stack)),
-             60, "the live samples", stack)
+    wait_for(
+        lambda: len(samples(stack)) == 5 and all(s.status == "done" for s in samples(stack)),
+        60,
+        "the live samples",
+        stack,
+    )
     text = httpx.get(f"{stack.gateway.url}/metrics").text
     assert 'plumbline_live_agreement{feature="pricing"} 1.0' in text
     assert 'plumbline_live_agreement{feature="contracts"}' in text
@@ -154,12 +165,17 @@ def test_the_near_tie_report_ranks_the_feature_that_hinges_on_a_near_tie_first(
     assert set(others) == {"pricing", "support", "chat"}
     assert all(r["near_tie_share"] < 1.0 for r in others.values())
     bad = httpx.get(
-        f"{stack.gateway.url}/api/stability/near-ties", params={"since": "2026-01-01T00:00:00"},
+        f"{stack.gateway.url}/api/stability/near-ties",
+        params={"since": "2026-01-01T00:00:00"},
         headers=admin,
     )
     assert bad.status_code == 400 and "timezone" in bad.json()["error"]["message"]
     printed = subprocess.run(
-        plumbline_command("stability", "near-ties"), env=stack.env, capture_output=True,
-        text=True, timeout=60, check=True,
+        plumbline_command("stability", "near-ties"),
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout
     assert printed.splitlines()[1].startswith("contracts ")

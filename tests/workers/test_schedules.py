@@ -45,7 +45,9 @@ def test_a_schedule_change_is_picked_up_by_the_running_beat(stack: WorkerStack) 
     schedule(stack, "nightly", "* * * * * */2")
     wait_for(
         lambda: sum(r.status == "completed" for r in scheduled_runs(stack, suite_id)) >= 2,
-        40, "two scheduled runs", stack,
+        40,
+        "two scheduled runs",
+        stack,
     )
     schedule(stack, "nightly", None)
     time.sleep(1.5)  # a slot taken just before the change may still be created
@@ -65,7 +67,9 @@ def test_two_beats_never_start_the_same_run_twice(stack: WorkerStack) -> None:
     time.sleep(1.5)
     wait_for(
         lambda: all(r.status == "completed" for r in scheduled_runs(stack, suite_id)),
-        60, "every scheduled run to complete", stack,
+        60,
+        "every scheduled run to complete",
+        stack,
     )
     runs = scheduled_runs(stack, suite_id)
     assert len({r.scheduled_for for r in runs}) == len(runs)
