@@ -8,6 +8,7 @@ and prompts stay under one prefix-cache block (128 tokens) so neither call hits 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import httpx
@@ -35,6 +36,9 @@ ECHO: dict[str, Any] = {
 }
 
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
+    # First, while the module's new gateway has not yet learnt vLLM's system_fingerprint: it
+    # holds back the finishing chunk until the usage chunk it asked for names it.
+    "chat_stream": (CHAT, {**GREEDY, "messages": MESSAGES, "max_tokens": 5, "stream": True}),
     "chat": (CHAT, {**GREEDY, "messages": MESSAGES, "max_tokens": 6}),
     "chat_top2": (CHAT, {**GREEDY, "messages": MESSAGES, "logprobs": True, "top_logprobs": 2}),
     "chat_top_all": (CHAT, {**GREEDY, "messages": MESSAGES, "logprobs": True, "top_logprobs": -1}),
@@ -46,7 +50,6 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "chat_echo": (CHAT, {**ECHO, "max_tokens": 3}),
     "chat_echo_top2": (CHAT, {**ECHO, "max_tokens": 3, "logprobs": True, "top_logprobs": 2}),
     "chat_stream_echo": (CHAT, {**ECHO, "max_tokens": 3, "stream": True}),
-    "chat_stream": (CHAT, {**GREEDY, "messages": MESSAGES, "max_tokens": 5, "stream": True}),
     "chat_stream_usage": (
         CHAT,
         {**GREEDY, "messages": MESSAGES, "stream": True, "stream_options": USAGE},
@@ -133,36 +136,48 @@ def _mask(value: Any) -> Any:
     return value
 
 
-def _by_choice(events: list[Any]) -> dict[str, Any]:
-    """Per choice: its chunk skeletons (text and logprobs taken out, repeats collapsed) and the
-    text and logprobs of all its chunks joined; other events as they are.
+def _folded(events: list[Any]) -> dict[str, Any]:
+    """Each choice's chunks folded into one: text and lists joined, the last non-null value of
+    everything else; events without choices as they are.
 
     vLLM merges the tokens of consecutive steps into one chunk when its API server lags behind
     the engine, so two identical requests may be cut into chunks differently.
     """
-    grouped: dict[str, Any] = {}
+    folded: dict[str, Any] = {"events": []}
     for event in events:
         choices = event.get("choices") if isinstance(event, dict) else None
         if not choices:
-            grouped.setdefault("events", []).append(event)
+            folded["events"].append(event)
             continue
         for choice in choices:
-            joined = grouped.setdefault(str(choice["index"]), {"text": "", "skeletons": []})
-            delta = choice.get("delta") or {}
-            joined["text"] += str(choice.get("text", delta.get("content", "")))
-            for key, values in _logprob_lists(choice.get("logprobs")).items():
-                joined.setdefault(key, []).extend(values)
-            blank = {**choice, "delta": "", "text": "", "logprobs": bool(choice.get("logprobs"))}
-            skeleton = {**event, "choices": [blank]}
-            if not joined["skeletons"] or joined["skeletons"][-1] != skeleton:
-                joined["skeletons"].append(skeleton)
-    return grouped
+            _fold(folded.setdefault(str(choice["index"]), {}), {**event, "choices": choice})
+    return folded
 
 
-def _logprob_lists(logprobs: Any) -> dict[str, list[Any]]:
-    if not isinstance(logprobs, dict):
-        return {}
-    return {k: v for k, v in logprobs.items() if isinstance(v, list)}
+def _fold(into: dict[str, Any], part: dict[str, Any]) -> None:
+    for key, value in part.items():
+        held = into.get(key)
+        if isinstance(value, dict) and isinstance(held, dict):
+            _fold(held, value)
+        elif isinstance(value, list) and isinstance(held, list):
+            held.extend(value)
+        elif key in ("text", "content") and isinstance(value, str) and isinstance(held, str):
+            into[key] = held + value
+        elif value is not None or key not in into:
+            into[key] = copy.deepcopy(value)  # folding must not change the events themselves
+
+
+def _split(events: list[Any]) -> dict[str, list[Any]]:
+    """Events per choice index, in order; events without choices under "events"."""
+    split: dict[str, list[Any]] = {}
+    for event in events:
+        choices = event.get("choices") if isinstance(event, dict) else None
+        split.setdefault(str(choices[0]["index"]) if choices else "events", []).append(event)
+    return split
+
+
+def _chunk_counts(split: dict[str, list[Any]]) -> dict[str, int]:
+    return {key: len(events) for key, events in split.items()}
 
 
 def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Response:
@@ -186,7 +201,10 @@ def test_same_response_direct_and_through_the_gateway(
         return
     direct_events, via_events = _mask(parse_sse(direct.text)), _mask(parse_sse(via.text))
     assert via_events[-1] == direct_events[-1] == "[DONE]"
-    expected = _by_choice(direct_events)
-    assert align_tied(expected, _by_choice(via_events)) == expected
-    if len(via_events) == len(direct_events):
-        assert align_tied(direct_events, via_events) == direct_events
+    expected = _folded(direct_events)
+    assert align_tied(expected, _folded(via_events)) == expected
+    # Cut into chunks alike, each choice's events are the same, one for one (the choices of
+    # n > 1 interleave in no fixed order).
+    direct_split, via_split = _split(direct_events), _split(via_events)
+    if _chunk_counts(via_split) == _chunk_counts(direct_split):
+        assert align_tied(direct_split, via_split) == direct_split
