@@ -9,7 +9,7 @@ schedulers ticking at once create (and start) one run.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from croniter import croniter
 from sqlalchemy.orm import Session
@@ -23,9 +23,10 @@ log = logging.getLogger(__name__)
 
 def due_slot(schedule: str, now: datetime, grace_s: float) -> datetime | None:
     """The latest slot of `schedule` at or before `now`, if it is at most `grace_s` old."""
-    slot: datetime = croniter(schedule, now).get_prev(datetime)
-    if croniter.match(schedule, now.replace(microsecond=0)):
-        slot = now.replace(microsecond=0)
+    # get_prev is strictly earlier than its start, so start just after `now` (cron has whole
+    # seconds): a slot falling exactly on `now` is due now.
+    start = now.replace(microsecond=0) + timedelta(seconds=1)
+    slot: datetime = croniter(schedule, start).get_prev(datetime)
     return slot if (now - slot).total_seconds() <= grace_s else None
 
 

@@ -21,9 +21,11 @@ class Received:
 
 @dataclass
 class Receiver:
-    """Records POSTs; the first `fail_first[path]` requests to a path get a 503."""
+    """Records POSTs; the first `fail_first[path]` requests to a path get a 503, and every
+    request to a path in `always` gets that status."""
 
     fail_first: dict[str, int] = field(default_factory=dict)
+    always: dict[str, int] = field(default_factory=dict)
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     server: ThreadingHTTPServer | None = None
@@ -43,7 +45,7 @@ class Receiver:
         """Record a POST; the status to answer."""
         with self.lock:
             seen = sum(1 for r in self.received if r.path == path)
-            status = 503 if seen < self.fail_first.get(path, 0) else 200
+            status = 503 if seen < self.fail_first.get(path, 0) else self.always.get(path, 200)
             self.received.append(Received(path, body, status))
             return status
 

@@ -1,0 +1,105 @@
+"""The Redis lease semaphore: one bound across connections, renewed while held, freed on death."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+
+import pytest
+from redis.asyncio import Redis
+
+from workers.process_limits import ProcessLimits
+from workers.redis_limits import RedisLimits
+
+REDIS = "redis://127.0.0.1:6379/0"
+
+
+def limits(prefix: str, lease_s: float = 5.0, per_backend: int = 3) -> RedisLimits:
+    return RedisLimits(
+        Redis.from_url(REDIS),
+        prefix=prefix,
+        per_suite=100,
+        per_backend=per_backend,
+        lease_s=lease_s,
+    )
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"plumbline-test-limits-{uuid.uuid4().hex[:8]}:"
+
+
+def test_the_bound_holds_across_connections_as_it_would_across_workers(prefix: str) -> None:
+    async def scenario() -> int:
+        workers = [limits(prefix), limits(prefix)]  # two processes' worth of connections
+        active = peak = 0
+
+        async def call(worker: RedisLimits) -> None:
+            nonlocal active, peak
+            async with worker.slot("suite", "tiny"):
+                active += 1
+                peak = max(peak, active)
+                await asyncio.sleep(0.02)
+                active -= 1
+
+        await asyncio.gather(*(call(workers[i % 2]) for i in range(30)))
+        held = await workers[0].held("backend", "tiny")
+        for worker in workers:
+            await worker.aclose()
+        assert held == 0
+        return peak
+
+    assert asyncio.run(scenario()) == 3
+
+
+def test_a_dead_holders_slot_comes_back_after_its_lease(prefix: str) -> None:
+    async def scenario() -> None:
+        dead, alive = limits(prefix, lease_s=0.5, per_backend=1), limits(prefix, per_backend=1)
+        holding = dead.lease("backend", "tiny", 1)
+        await holding.__aenter__()
+        assert dead._renewer is not None
+        dead._renewer.cancel()  # the process froze or was killed: no renewals, no release
+        await dead.redis.aclose()
+        async with alive.lease("backend", "tiny", 1):
+            assert await alive.held("backend", "tiny") == 1
+        await alive.aclose()
+
+    asyncio.run(asyncio.wait_for(scenario(), 20))
+
+
+def test_a_live_holder_keeps_its_slot_past_the_lease_by_renewing(prefix: str) -> None:
+    async def scenario() -> None:
+        holder, waiter = limits(prefix, lease_s=1.5, per_backend=1), limits(prefix, per_backend=1)
+        async with holder.lease("backend", "tiny", 1):
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(waiter.lease("backend", "tiny", 1).__aenter__(), 4.0)
+        async with waiter.lease("backend", "tiny", 1):
+            pass
+        await holder.aclose()
+        await waiter.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_process_limits_bound_every_event_loop_of_the_process() -> None:
+    shared = ProcessLimits(per_suite=100, per_backend=2, poll_s=0.001)
+    peak = active = 0
+
+    async def call() -> None:
+        nonlocal active, peak
+        async with shared.slot("suite", "tiny"):
+            active += 1
+            peak = max(peak, active)
+            await asyncio.sleep(0.01)
+            active -= 1
+
+    async def loop() -> None:
+        await asyncio.gather(*(call() for _ in range(10)))
+
+    threads = [threading.Thread(target=asyncio.run, args=(loop(),)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert peak == 2 and shared.held("backend", "tiny") == 0
