@@ -50,6 +50,10 @@ class CeleryProcess:
         """Everything the process wrote so far."""
         return self.log_path.read_text(errors="replace")
 
+    def logs(self) -> str:
+        """The same, for `wait_for`."""
+        return self.log()
+
     def kill(self) -> None:
         """SIGKILL the whole process group (main process and pool children), no cleanup."""
         assert self.process is not None

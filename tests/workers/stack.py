@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import redis
 from celery import Celery
@@ -103,7 +103,15 @@ class WorkerStack:
         return "\n".join(p.log() for p in self.processes)
 
 
-def wait_for(check: Callable[[], T | None], timeout: float, what: str, stack: WorkerStack) -> T:
+class HasLogs(Protocol):
+    """Something whose logs explain a timeout (a stack, a process)."""
+
+    def logs(self) -> str:
+        """Its logs so far."""
+        ...
+
+
+def wait_for(check: Callable[[], T | None], timeout: float, what: str, stack: HasLogs) -> T:
     """Poll until `check` returns something truthy; fail with the processes' logs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
