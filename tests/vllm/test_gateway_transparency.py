@@ -45,6 +45,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "chat_logprobs": (CHAT, {**GREEDY, "messages": MESSAGES, "logprobs": True, "max_tokens": 4}),
     "chat_top8": (CHAT, {**GREEDY, "messages": MESSAGES, "logprobs": True, "top_logprobs": 8}),
     "chat_n2": (CHAT, {**SEEDED, "messages": MESSAGES, "n": 2, "max_tokens": 4}),
+    "chat_top_null": (
+        CHAT,
+        {**GREEDY, "messages": MESSAGES, "logprobs": True, "top_logprobs": None},
+    ),
+    "chat_prompt_logprobs": (CHAT, {**GREEDY, "messages": MESSAGES, "prompt_logprobs": 2}),
     "chat_stop": (CHAT, {**GREEDY, "messages": MESSAGES, "stop": ["a", "e"], "max_tokens": 12}),
     "chat_eos": (CHAT, {**GREEDY, "ignore_eos": False, "messages": MESSAGES, **EOS_AT_4}),
     "chat_echo": (CHAT, {**ECHO, "max_tokens": 3}),
