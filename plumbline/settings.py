@@ -75,13 +75,14 @@ class WorkerSettings(BaseModel):
     # Prefix of every broker and limit key, so several deployments (or tests) share one Redis.
     key_prefix: str = "plumbline:"
     batch_size: int = Field(default=50, ge=1, le=5000, description="Samples per batch task")
-    # A sample claim older than this is taken to belong to a dead worker.
-    sample_lease_s: float = Field(default=1200.0, gt=0)
+    # A sample claim not renewed for this long (workers renew every third of it) is taken to
+    # belong to a dead worker.
+    sample_lease_s: float = Field(default=90.0, gt=0)
     # A cross-worker concurrency slot expires unless renewed (every third of this).
     slot_lease_s: float = Field(default=60.0, gt=0)
     finalize_lease_s: float = Field(default=900.0, gt=0)
-    # A run without any sample progress for this long is re-enqueued by the sweeper.
-    stall_after_s: float = Field(default=1500.0, gt=0)
+    # A run without any sample claimed or finished for this long is re-enqueued by the sweeper.
+    stall_after_s: float = Field(default=180.0, gt=0)
     sweep_interval_s: float = Field(default=30.0, gt=0)
     schedule_tick_s: float = Field(default=5.0, gt=0)
     # A cron slot older than this when beat first sees it is skipped, not run late.

@@ -79,7 +79,7 @@ class WorkerRuntime:
         )
 
     def execution_policy(self) -> ExecutionPolicy:
-        """Retries and the sample claim lease of the execution unit."""
+        """Retries and the sample claim lease (renewed while held) of the execution unit."""
         return ExecutionPolicy(
             max_attempts=self.settings.eval.max_attempts,
             lease_s=self.settings.worker.sample_lease_s,

@@ -59,6 +59,15 @@ def claim(session: Session, sample_id: int, now: datetime, lease_expired_before:
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
+def renew_claims(session: Session, ids: Collection[int], now: datetime) -> None:
+    """Refresh the claims a live worker still holds, so their lease does not run out."""
+    session.execute(
+        update(EvalSample)
+        .where(EvalSample.id.in_(list(ids)), EvalSample.status == "running")
+        .values(claimed_at=now)
+    )
+
+
 def release_running(session: Session, run_id: int) -> int:
     """Put a run's claimed-but-unfinished samples back to pending (after a crash)."""
     result = session.execute(

@@ -8,10 +8,12 @@ another worker is left alone, so running the same ids twice never doubles a fini
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import Completion, GatewayCallError, GatewayClient
@@ -19,6 +21,8 @@ from evals.repository import samples as sample_repo
 from evals.service.limits import SampleLimits
 from evals.service.sample_jobs import SampleJob, load_jobs
 from evals.service.transaction import in_thread_transaction
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,9 @@ class ExecutionPolicy:
     max_backoff_s: float = 8.0
     # Longer than max_attempts request timeouts plus backoff, so a live claim is never stolen.
     lease_s: float = 1200.0
+    # With renewal, held claims are refreshed this often, so the lease can be short (a dead
+    # worker's samples come back within a lease) without stealing a slow, live call.
+    renew_every_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,25 +78,61 @@ async def execute_samples(
         if on_sample is not None:
             on_sample(outcome)
 
+    held: set[int] = set()
+
     async def one(job: SampleJob) -> None:
         async with limits.slot(job.suite, job.request.model):
-            outcome = await _execute(sessions, client, job, policy)
+            outcome = await _execute(sessions, client, job, policy, held)
         report.outcomes.append(outcome)
         if on_sample is not None:
             on_sample(outcome)
 
-    await asyncio.gather(*(one(job) for job in loaded.jobs))
+    renewer = None
+    if policy.renew_every_s is not None:
+        renewer = asyncio.create_task(_renew_claims(sessions, held, policy.renew_every_s))
+    try:
+        await asyncio.gather(*(one(job) for job in loaded.jobs))
+    finally:
+        if renewer is not None:
+            renewer.cancel()
     return report
 
 
+async def _renew_claims(sessions: sessionmaker[Session], held: set[int], every_s: float) -> None:
+    while True:
+        await asyncio.sleep(every_s)
+        if not held:
+            continue
+        try:
+            now = datetime.now(UTC)
+            await in_thread_transaction(sessions, sample_repo.renew_claims, list(held), now)
+        except SQLAlchemyError as error:
+            # The calls go on; if the database stays away the claims lapse and are re-run.
+            log.warning("cannot renew %d sample claims: %s", len(held), error)
+
+
 async def _execute(
-    sessions: sessionmaker[Session], client: GatewayClient, job: SampleJob, policy: ExecutionPolicy
+    sessions: sessionmaker[Session],
+    client: GatewayClient,
+    job: SampleJob,
+    policy: ExecutionPolicy,
+    held: set[int],
 ) -> SampleOutcome:
     now = datetime.now(UTC)
     expired = now - timedelta(seconds=policy.lease_s)
     claimed = await in_thread_transaction(sessions, sample_repo.claim, job.sample_id, now, expired)
     if not claimed:
         return SampleOutcome(job.sample_id, "skipped")
+    held.add(job.sample_id)
+    try:
+        return await _call_and_store(sessions, client, job, policy)
+    finally:
+        held.discard(job.sample_id)
+
+
+async def _call_and_store(
+    sessions: sessionmaker[Session], client: GatewayClient, job: SampleJob, policy: ExecutionPolicy
+) -> SampleOutcome:
     error: GatewayCallError | None = None
     for attempt in range(policy.max_attempts):
         try:

@@ -1,0 +1,62 @@
+"""Sample claims renewed while a call is in flight: a short lease never steals a live call."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import func, select
+
+from evals.gateway_client import GatewayClient
+from evals.repository import samples as sample_repo
+from evals.service import ConcurrencyLimits, ExecutionPolicy, create_run, execute_samples
+from evals.service.transaction import in_transaction
+from plumbline.models import Call
+from tests.evals_integration.stack import EvalStack, eval_stack
+from tests.workers.suites import STABLE_CAP, import_yaml, scenarios, suite_yaml
+
+pytestmark = pytest.mark.xdist_group("workers_renewal")
+LIMITS = ConcurrencyLimits(per_suite=64, per_backend=64)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EvalStack]:
+    """A slow backend: each call takes about three seconds, longer than the lease."""
+    config = {
+        "scenarios": scenarios(STABLE_CAP),
+        "timing": {"decode_ms_per_token": 250.0, "prefill_ms_per_token": 0.05},
+    }
+    with eval_stack("postgres", tmp_path_factory.mktemp("renewal"), config) as running:
+        yield running
+
+
+def two_workers_on_the_same_samples(stack: EvalStack, name: str, policy: ExecutionPolicy) -> int:
+    """Worker A starts the run; B gets the same ids once A's claims are older than the lease."""
+    suite_id = import_yaml(stack.sessions, suite_yaml(name, samples=1))
+    run_id = in_transaction(stack.sessions, create_run, suite_id, team_id=None).run_id
+    with stack.sessions() as session:
+        ids = sample_repo.unfinished_ids(session, run_id)
+
+    async def worker(delay: float) -> None:
+        await asyncio.sleep(delay)
+        async with GatewayClient(stack.gateway.url, stack.admin_key) as client:
+            await execute_samples(stack.sessions, client, ids, limits=LIMITS, policy=policy)
+
+    async def both() -> None:
+        await asyncio.gather(worker(0.0), worker(policy.lease_s * 1.5))
+
+    asyncio.run(both())
+    with stack.sessions() as session:
+        return int(session.scalar(select(func.count()).where(Call.feature == f"eval:{name}")) or 0)
+
+
+def test_renewed_claims_keep_a_second_worker_away(stack: EvalStack) -> None:
+    renewing = ExecutionPolicy(lease_s=1.5, renew_every_s=0.5)
+    assert two_workers_on_the_same_samples(stack, "renewed", renewing) == 6
+
+
+def test_without_renewal_a_short_lease_lets_live_calls_be_stolen(stack: EvalStack) -> None:
+    lapsing = ExecutionPolicy(lease_s=1.5)
+    # At least one call still in flight was claimed and sent again by the second worker.
+    assert two_workers_on_the_same_samples(stack, "lapsed", lapsing) > 6
