@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PLUMBLINE_CACHE ?= $(HOME)/.cache/plumbline
 export PLUMBLINE_CACHE
 
-.PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools bench-smoke clean
+.PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools chromium bench-smoke clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ demo: $(STAMP)
 services:
 	@scripts/ensure-services
 
-test: $(STAMP) services vllm-env prometheus-tools
+test: $(STAMP) services vllm-env prometheus-tools chromium
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The real vLLM (CPU build) in its own venv under $(PLUMBLINE_CACHE), plus the tiny model; seconds
@@ -34,6 +34,10 @@ vllm-env:
 # promtool and prometheus (Debian's package, unpacked under $(PLUMBLINE_CACHE)) for tests/dashboards.
 prometheus-tools:
 	@scripts/prometheus-tools
+
+# Debian's chromium (apt, as root) for the dashboard page's Playwright tests; instant once there.
+chromium:
+	@scripts/chromium
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

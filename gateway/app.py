@@ -21,6 +21,7 @@ from gateway.api import (
     usage,
 )
 from gateway.config import GatewayConfig
+from gateway.dashboard import dashboard_router
 from gateway.errors import GatewayError, error_body
 from gateway.lifecycle import build_state, close_state
 from gateway.metering.logprob_codec import CHAT, COMPLETION
@@ -83,5 +84,6 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(eval_runs.router)
     app.include_router(alerts.router)
     app.include_router(stability.router)
+    app.include_router(dashboard_router())
     _install_error_handlers(app)
     return app

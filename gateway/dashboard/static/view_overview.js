@@ -1,0 +1,106 @@
+// Overview: traffic and latency over time, usage by feature and model, the latest calls.
+import { api } from "./api.js";
+import { h, link, panel, table } from "./dom.js";
+import { legend, lineChart } from "./line_chart.js";
+import * as fmt from "./format.js";
+
+const RANGES = { "15m": 900e3, "1h": 3600e3, "6h": 6 * 3600e3, "24h": 24 * 3600e3 };
+const SOURCES = ["all", "product", "eval", "live_sample"];
+
+function controls(range, source) {
+  const go = (r, src) => {
+    window.location.hash = `#/overview?range=${r}&source=${src}`;
+  };
+  const rangeSelect = h(
+    "select",
+    { id: "range", "aria-label": "time range", onchange: (e) => go(e.target.value, source) },
+    Object.keys(RANGES).map((r) => h("option", { value: r, selected: r === range }, `last ${r}`)),
+  );
+  const sourceSelect = h(
+    "select",
+    { id: "source", "aria-label": "call source", onchange: (e) => go(range, e.target.value) },
+    SOURCES.map((src) => h("option", { value: src, selected: src === source }, src === "all" ? "all sources" : src)),
+  );
+  return h("div", { class: "controls" }, rangeSelect, sourceSelect);
+}
+
+function charts(traffic) {
+  const times = traffic.data.map((p) => new Date(p.t));
+  const pick = (key) => traffic.data.map((p) => p[key]);
+  const perStep = `per ${traffic.step_s >= 60 ? `${traffic.step_s / 60} min` : `${traffic.step_s} s`}`;
+  const specs = [
+    ["traffic", `Calls and errors ${perStep}`, [["calls", "calls"], ["errors", "errors"]], (v) => fmt.num(v)],
+    ["ttft", "Time to first token", [["ttft_p50_ms", "p50"], ["ttft_p95_ms", "p95"]], fmt.ms],
+    ["e2e", "End-to-end time", [["e2e_p50_ms", "p50"], ["e2e_p95_ms", "p95"]], fmt.ms],
+  ];
+  return specs.map(([id, title, keys, format]) => {
+    const series = keys.map(([key, name]) => ({ key, name, values: pick(key) }));
+    return h(
+      "figure",
+      { class: "chart-box" },
+      h("figcaption", {}, title),
+      legend(series),
+      lineChart({ id, title, times, series, format }),
+    );
+  });
+}
+
+const USAGE_COLUMNS = [
+  { label: "feature", cell: (r) => r.feature ?? "(none)" },
+  { label: "model", cell: (r) => r.model ?? "–" },
+  { label: "calls", cls: "num", cell: (r) => fmt.num(r.calls) },
+  { label: "error rate", cls: "num", cell: (r) => fmt.pct(r.error_rate) },
+  { label: "prompt tok", cls: "num", cell: (r) => fmt.num(r.prompt_tokens) },
+  { label: "output tok", cls: "num", cell: (r) => fmt.num(r.completion_tokens) },
+  { label: "cost", cls: "num", cell: (r) => fmt.cost(r.input_cost + r.output_cost) },
+  { label: "TTFT p50", cls: "num", cell: (r) => fmt.ms(r.ttft_p50_ms) },
+  { label: "TTFT p95", cls: "num", cell: (r) => fmt.ms(r.ttft_p95_ms) },
+  { label: "ITL p95", cls: "num", cell: (r) => fmt.ms(r.itl_p95_ms) },
+  { label: "e2e p95", cls: "num", cell: (r) => fmt.ms(r.e2e_p95_ms) },
+];
+
+export const CALL_COLUMNS = [
+  { label: "time", cell: (c) => link(["calls", c.id], fmt.time(c.created_at)) },
+  { label: "feature", cell: (c) => c.feature ?? "(none)" },
+  { label: "source", cell: (c) => c.source },
+  { label: "model", cell: (c) => c.model ?? "–" },
+  { label: "status", cell: (c) => h("span", { class: c.status_code >= 400 ? "bad" : "ok" }, c.status_code) },
+  { label: "TTFT", cls: "num", cell: (c) => fmt.ms(c.ttft_ms) },
+  { label: "e2e", cls: "num", cell: (c) => fmt.ms(c.e2e_ms) },
+  { label: "tokens", cls: "num", cell: (c) => `${fmt.num(c.prompt_tokens)} → ${fmt.num(c.completion_tokens)}` },
+  { label: "near ties", cls: "num", cell: (c) => fmt.num(c.near_ties) },
+];
+
+/** The overview view; params: range (1h, 6h, 24h) and source. */
+export async function overviewView(params) {
+  const range = RANGES[params.get("range")] ? params.get("range") : "1h";
+  const source = SOURCES.includes(params.get("source")) ? params.get("source") : "all";
+  const until = new Date();
+  const since = new Date(until.getTime() - RANGES[range]);
+  const span = { since: since.toISOString(), until: until.toISOString() };
+  const only = source === "all" ? undefined : source;
+  const [traffic, usage, calls] = await Promise.all([
+    api("/api/dashboard/traffic", { params: { ...span, source: only } }),
+    api("/api/usage", { params: span }),
+    api("/api/calls", { params: { limit: 20, source: only } }),
+  ]);
+  return h(
+    "div",
+    { class: "overview" },
+    h("h1", {}, "Overview"),
+    controls(range, source),
+    panel("Traffic and latency", h("div", { class: "chart-grid" }, charts(traffic))),
+    panel(
+      `Usage by feature and model (last ${range}, all sources)`,
+      usage.data.length
+        ? table(USAGE_COLUMNS, usage.data, { id: "usage-table" })
+        : h("p", { class: "empty" }, "No calls in this window."),
+    ),
+    panel(
+      "Latest calls",
+      calls.data.length
+        ? table(CALL_COLUMNS, calls.data, { id: "calls-table" })
+        : h("p", { class: "empty" }, "No calls yet."),
+    ),
+  );
+}
