@@ -8,7 +8,6 @@ and prompts stay under one prefix-cache block (128 tokens) so neither call hits 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import httpx
@@ -16,6 +15,7 @@ import pytest
 
 from tests.vllm.conftest import parse_sse
 from tests.vllm.logprob_ties import align_tied
+from tests.vllm.stream_folding import fold_stream
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 
@@ -141,37 +141,6 @@ def _mask(value: Any) -> Any:
     return value
 
 
-def _folded(events: list[Any]) -> dict[str, Any]:
-    """Each choice's chunks folded into one: text and lists joined, the last non-null value of
-    everything else; events without choices as they are.
-
-    vLLM merges the tokens of consecutive steps into one chunk when its API server lags behind
-    the engine, so two identical requests may be cut into chunks differently.
-    """
-    folded: dict[str, Any] = {"events": []}
-    for event in events:
-        choices = event.get("choices") if isinstance(event, dict) else None
-        if not choices:
-            folded["events"].append(event)
-            continue
-        for choice in choices:
-            _fold(folded.setdefault(str(choice["index"]), {}), {**event, "choices": choice})
-    return folded
-
-
-def _fold(into: dict[str, Any], part: dict[str, Any]) -> None:
-    for key, value in part.items():
-        held = into.get(key)
-        if isinstance(value, dict) and isinstance(held, dict):
-            _fold(held, value)
-        elif isinstance(value, list) and isinstance(held, list):
-            held.extend(value)
-        elif key in ("text", "content") and isinstance(value, str) and isinstance(held, str):
-            into[key] = held + value
-        elif value is not None or key not in into:
-            into[key] = copy.deepcopy(value)  # folding must not change the events themselves
-
-
 def _split(events: list[Any]) -> dict[str, list[Any]]:
     """Events per choice index, in order; events without choices under "events"."""
     split: dict[str, list[Any]] = {}
@@ -211,8 +180,8 @@ def test_same_response_direct_and_through_the_gateway(
     direct_events, via_events = _mask(parse_sse(direct.text)), _mask(parse_sse(via.text))
     assert via_events[-1] == direct_events[-1] == "[DONE]"
     # Key order aside here: where a merged chunk first shows a key depends on the cut.
-    expected = _folded(direct_events)
-    assert align_tied(expected, _folded(via_events)) == expected
+    expected = fold_stream(direct_events)
+    assert align_tied(expected, fold_stream(via_events)) == expected
     # Cut into chunks alike, each choice's events are the same, one for one and key for key
     # (the choices of n > 1 interleave in no fixed order).
     direct_split, via_split = _split(direct_events), _split(via_events)
