@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.dashboard_page.browser import DashboardPage
 from tests.dashboard_page.stack import DashboardStack
@@ -104,3 +105,12 @@ def test_recorded_markup_is_shown_as_text(dashboard: DashboardPage, stack: Dashb
     assert HOSTILE_USER in dashboard.page.inner_text("main#view")
     assert dashboard.page.locator("main#view img, main#view script").count() == 0
     assert dashboard.page.evaluate("window.__pwned") is None
+
+
+def test_the_page_refuses_markup_sinks(dashboard: DashboardPage, stack: DashboardStack) -> None:
+    # Trusted Types (from the CSP): even a script that tried could not parse data as markup.
+    dashboard.expected.append(r"requires 'TrustedHTML' assignment")
+    dashboard.sign_in(stack.keys["legal"])
+    with pytest.raises(PlaywrightError, match="TrustedHTML"):
+        dashboard.page.evaluate("document.getElementById('view').innerHTML = '<b>x</b>'")
+    assert dashboard.page.locator("main#view b").count() == 0

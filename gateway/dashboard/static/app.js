@@ -15,7 +15,14 @@ const ROUTES = [
   [/^calls\/([^/]+)$/, "call", callView],
   [/^alerts$/, "alerts", alertsView],
 ];
-const NAV_OF = { overview: "overview", evals: "evals", run: "evals", question: "evals", call: "overview", alerts: "alerts" };
+const NAV_OF = {
+  overview: "overview",
+  evals: "evals",
+  run: "evals",
+  question: "evals",
+  call: "overview",
+  alerts: "alerts",
+};
 
 const view = document.getElementById("view");
 let generation = 0;
@@ -103,7 +110,8 @@ function start() {
     try {
       await signedIn();
     } catch (error) {
-      signedOut(error instanceof ApiError && error.status === 401 ? "That key was not accepted." : String(error.message || error));
+      const refused = error instanceof ApiError && error.status === 401;
+      signedOut(refused ? "That key was not accepted." : String(error.message || error));
     }
   });
   document.getElementById("logout").addEventListener("click", () => signedOut(""));

@@ -42,8 +42,20 @@ function alternativesChart(step, index) {
   return h(
     "div",
     { class: "alternatives", "data-index": index },
-    h("p", {}, `Token ${index}: `, h("code", {}, fmt.token(chosen)), ` p=${fmt.prob(fmt.probability(step.logprob))}`),
-    barChart({ id: "alternatives", title: `top-k alternatives at token ${index}`, bars, max: 1, format: fmt.prob }),
+    h(
+      "p",
+      {},
+      `Token ${index}: `,
+      h("code", {}, fmt.token(chosen)),
+      ` p=${fmt.prob(fmt.probability(step.logprob))}`,
+    ),
+    barChart({
+      id: "alternatives",
+      title: `top-k alternatives at token ${index}`,
+      bars,
+      max: 1,
+      format: fmt.prob,
+    }),
   );
 }
 

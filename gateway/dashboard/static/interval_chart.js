@@ -20,7 +20,8 @@ export function intervalChart({ point, lower, upper, threshold }) {
   });
   svg.append(s("line", { class: "axis-line", x1: x(0), x2: x(1), y1: H / 2, y2: H / 2 }));
   if (typeof lower === "number" && typeof upper === "number") {
-    svg.append(s("rect", { class: "range", x: x(lower), y: H / 2 - 4, width: Math.max(1, x(upper) - x(lower)), height: 8 }));
+    const width = Math.max(1, x(upper) - x(lower));
+    svg.append(s("rect", { class: "range", x: x(lower), y: H / 2 - 4, width, height: 8 }));
   }
   if (typeof threshold === "number") {
     svg.append(s("line", { class: "threshold", x1: x(threshold), x2: x(threshold), y1: 2, y2: H - 2 }));

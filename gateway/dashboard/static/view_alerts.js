@@ -44,7 +44,10 @@ function columns(rerender) {
     { label: "since", cell: (a) => fmt.time(a.started_at) },
     { label: "fired by", cell: (a) => runLink(a.fired_run_id) },
     { label: "latest run", cell: (a) => runLink(a.last_run_id) },
-    { label: "acknowledged", cell: (a) => (a.acknowledged_by ? `${a.acknowledged_by} at ${fmt.time(a.acknowledged_at)}` : "") },
+    {
+      label: "acknowledged",
+      cell: (a) => (a.acknowledged_by ? `${a.acknowledged_by} at ${fmt.time(a.acknowledged_at)}` : ""),
+    },
     { label: "resolved", cell: (a) => fmt.time(a.resolved_at) },
     { label: "", cell: (a) => ackButton(a, rerender) },
   ];
@@ -74,5 +77,11 @@ export async function alertsView(params) {
     },
     FILTERS.map((f) => h("option", { value: f, selected: f === status }, f)),
   );
-  return h("div", { class: "alerts" }, h("h1", {}, "Alerts"), h("div", { class: "controls" }, filter), panel("Alerts", holder));
+  return h(
+    "div",
+    { class: "alerts" },
+    h("h1", {}, "Alerts"),
+    h("div", { class: "controls" }, filter),
+    panel("Alerts", holder),
+  );
 }

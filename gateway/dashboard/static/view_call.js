@@ -30,6 +30,21 @@ function timeline(c) {
 }
 
 function metadata(c) {
+  const dash = (v) => v ?? "–";
+  const tokens = `${fmt.num(c.prompt_tokens)} prompt (${fmt.num(c.cached_tokens)} cached)`;
+  const sampling = [
+    `temperature ${dash(c.temperature)}`,
+    `top_p ${dash(c.top_p)}`,
+    `seed ${dash(c.seed)}`,
+    `max_tokens ${dash(c.max_tokens)}`,
+    `n ${c.n ?? 1}`,
+  ];
+  const itl = [c.itl_mean_ms, c.itl_p50_ms, c.itl_p95_ms, c.itl_max_ms].map(fmt.ms);
+  const engine = [c.engine_queue_ms, c.engine_prefill_ms, c.engine_decode_ms, c.engine_itl_ms].map(fmt.ms);
+  const logprobs = c.logprob_mode
+    ? `${c.logprob_mode}: mean ${c.logprob_mean?.toFixed(3)}, ` +
+      `min margin ${c.logprob_min_margin?.toFixed(3)}, near ties ${c.near_ties}`
+    : null;
   return facts([
     ["call id", c.id],
     ["request id", c.request_id],
@@ -44,14 +59,14 @@ function metadata(c) {
     ["status", c.cancelled ? `${c.status_code} (cancelled)` : String(c.status_code)],
     ["error", c.error_message ? `${c.error_type}: ${c.error_message}` : null],
     ["finish reason", c.finish_reason],
-    ["tokens", `${fmt.num(c.prompt_tokens)} prompt (${fmt.num(c.cached_tokens)} cached) → ${fmt.num(c.completion_tokens)} output`],
+    ["tokens", `${tokens} → ${fmt.num(c.completion_tokens)} output`],
     ["cost", `${fmt.cost(c.input_cost)} in + ${fmt.cost(c.output_cost)} out`],
-    ["sampling", `temperature ${c.temperature ?? "–"}, top_p ${c.top_p ?? "–"}, seed ${c.seed ?? "–"}, max_tokens ${c.max_tokens ?? "–"}, n ${c.n ?? 1}`],
-    ["ITL", `mean ${fmt.ms(c.itl_mean_ms)}, p50 ${fmt.ms(c.itl_p50_ms)}, p95 ${fmt.ms(c.itl_p95_ms)}, max ${fmt.ms(c.itl_max_ms)}`],
-    ["engine", `queue ${fmt.ms(c.engine_queue_ms)}, prefill ${fmt.ms(c.engine_prefill_ms)}, decode ${fmt.ms(c.engine_decode_ms)}, ITL ${fmt.ms(c.engine_itl_ms)}`],
+    ["sampling", sampling.join(", ")],
+    ["ITL", `mean ${itl[0]}, p50 ${itl[1]}, p95 ${itl[2]}, max ${itl[3]}`],
+    ["engine", `queue ${engine[0]}, prefill ${engine[1]}, decode ${engine[2]}, ITL ${engine[3]}`],
     ["gateway overhead", fmt.ms(c.overhead_ms)],
     ["decode floor", fmt.ms(c.decode_floor_ms)],
-    ["logprobs", c.logprob_mode ? `${c.logprob_mode}: mean ${c.logprob_mean?.toFixed(3)}, min margin ${c.logprob_min_margin?.toFixed(3)}, near ties ${c.near_ties}` : null],
+    ["logprobs", logprobs],
   ]);
 }
 
@@ -64,7 +79,9 @@ function tokensPanel(c) {
     body.replaceChildren(tokenStrip(tokensOf(lp.format, lp.choices[index])));
     buttons.forEach((b) => b.classList.toggle("active", b.dataset.choice === index));
   };
-  const buttons = indices.map((i) => h("button", { type: "button", "data-choice": i, onclick: () => show(i) }, `choice ${i}`));
+  const buttons = indices.map((i) =>
+    h("button", { type: "button", "data-choice": i, onclick: () => show(i) }, `choice ${i}`),
+  );
   show(indices[0]);
   return panel(
     `Tokens by probability (${lp.format}, top ${lp.top_k})`,

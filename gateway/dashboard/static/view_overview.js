@@ -19,7 +19,9 @@ function controls(range, source) {
   const sourceSelect = h(
     "select",
     { id: "source", "aria-label": "call source", onchange: (e) => go(range, e.target.value) },
-    SOURCES.map((src) => h("option", { value: src, selected: src === source }, src === "all" ? "all sources" : src)),
+    SOURCES.map((src) =>
+      h("option", { value: src, selected: src === source }, src === "all" ? "all sources" : src),
+    ),
   );
   return h("div", { class: "controls" }, rangeSelect, sourceSelect);
 }

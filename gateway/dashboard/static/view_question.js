@@ -8,7 +8,8 @@ const UNPARSED = "(no answer)";
 
 function divergencePanel(divergence) {
   if (!divergence) {
-    return panel("First divergent token", h("p", { class: "empty" }, "All samples agree, or the backend sent no logprobs."));
+    const none = "All samples agree, or the backend sent no logprobs.";
+    return panel("First divergent token", h("p", { class: "empty" }, none));
   }
   const bars = divergence.branches.map((b) => ({
     key: b.token,
@@ -27,7 +28,13 @@ function divergencePanel(divergence) {
       h("code", { class: "prefix" }, divergence.prefix || "(start)"),
       ` — ${divergence.verdict.replace("_", " ")}, margin ${divergence.margin.toFixed(3)}`,
     ),
-    barChart({ id: "divergence", title: "top-k alternatives at the divergent token", bars, max: 1, format: fmt.prob }),
+    barChart({
+      id: "divergence",
+      title: "top-k alternatives at the divergent token",
+      bars,
+      max: 1,
+      format: fmt.prob,
+    }),
     h("p", { class: "explanation" }, divergence.explanation),
   );
 }
@@ -83,11 +90,20 @@ function samplesPanel(data, result) {
     h(
       "section",
       { class: "answer-group", "data-answer": answer },
-      h("h3", {}, h("span", { class: "answer" }, answer), ` ${list.length} (${fmt.pct(list.length / answered.length, 0)})`),
+      h(
+        "h3",
+        {},
+        h("span", { class: "answer" }, answer),
+        ` ${list.length} (${fmt.pct(list.length / answered.length, 0)})`,
+      ),
       h("ol", { class: "samples" }, list.map((s) => sampleCard(s, result?.divergence))),
     ),
   );
   return panel("Samples by answer", h("div", { class: "answer-groups" }, columns));
+}
+
+function withInterval(r) {
+  return `${fmt.pct(r.agreement)} [${fmt.pct(r.agreement_lower)}, ${fmt.pct(r.agreement_upper)}]`;
 }
 
 /** A question of a run, from the run's results and the question's samples. */
@@ -105,7 +121,7 @@ export async function questionView(params, runId, key) {
     panel(
       "Result",
       facts([
-        ["agreement", result ? `${fmt.pct(result.agreement)} [${fmt.pct(result.agreement_lower)}, ${fmt.pct(result.agreement_upper)}]` : "not scored"],
+        ["agreement", result ? withInterval(result) : "not scored"],
         ["modal answer", result?.modal_answer],
         ["expected", result?.expected_answer],
         ["samples", result ? fmt.num(result.n_samples) : fmt.num(data.samples.length)],

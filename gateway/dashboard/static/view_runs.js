@@ -15,7 +15,12 @@ function agreementCell(summary) {
       upper: summary.agreement_upper,
       threshold: summary.threshold,
     }),
-    h("span", { class: "agreement-text" }, `${fmt.pct(summary.agreement)} [${fmt.pct(summary.agreement_lower)}, ${fmt.pct(summary.agreement_upper)}]`),
+    h(
+      "span",
+      { class: "agreement-text" },
+      `${fmt.pct(summary.agreement)} ` +
+        `[${fmt.pct(summary.agreement_lower)}, ${fmt.pct(summary.agreement_upper)}]`,
+    ),
   );
 }
 
@@ -52,9 +57,17 @@ export async function runsView() {
   );
 }
 
+function verdict(value) {
+  if (!value) return "–";
+  return h("span", { class: `verdict verdict-${value}` }, value.replace("_", " "));
+}
+
 function questionColumns(runId, threshold) {
   return [
-    { label: "question", cell: (q) => link(["evals", "runs", runId, "questions", q.question_key], q.question_key) },
+    {
+      label: "question",
+      cell: (q) => link(["evals", "runs", runId, "questions", q.question_key], q.question_key),
+    },
     { label: "samples", cls: "num", cell: (q) => fmt.num(q.n_samples) },
     {
       label: "agreement [interval]",
@@ -69,9 +82,9 @@ function questionColumns(runId, threshold) {
     { label: "modal answer", cell: (q) => q.modal_answer ?? "–" },
     { label: "answers", cls: "num", cell: (q) => fmt.num(q.n_answers) },
     { label: "critical", cell: (q) => (q.critical ? "yes" : "") },
-    { label: "divergence", cell: (q) => (q.divergence_verdict ? h("span", { class: `verdict verdict-${q.divergence_verdict}` }, q.divergence_verdict.replace("_", " ")) : "–") },
+    { label: "divergence", cell: (q) => verdict(q.divergence_verdict) },
     { label: "explanation", cell: (q) => q.divergence_explanation ?? "" },
-    { label: "flags", cell: (q) => q.flags ?? "" },
+    { label: "flags", cell: (q) => (q.flags ? q.flags.split(",").join(", ") : "") },
   ];
 }
 
