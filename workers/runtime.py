@@ -7,6 +7,7 @@ never reuses its parent's connections.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,14 +17,16 @@ import httpx
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.gateway_client import GatewayClient
-from evals.service import ExecutionPolicy
+from evals.gateway_client import Completion, GatewayCallError, GatewayClient
+from evals.service import ExecutionPolicy, execute_samples
+from evals.service.live_resampling import LiveJob, resample
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
 from workers.process_limits import ProcessLimits
 from workers.redis_limits import RedisLimits
 
 DEFAULT_GATEWAY = "http://127.0.0.1:8080"
+log = logging.getLogger(__name__)
 
 
 class WorkerRuntime:
@@ -100,3 +103,25 @@ class WorkerRuntime:
             lease_s=worker.slot_lease_s,
         ) as limits:
             yield limits
+
+    async def model_lens(self) -> dict[str, int | None]:
+        """Each model's context size as the gateway reports it ({} if it cannot say)."""
+        async with self.gateway_client() as client:
+            try:
+                return await client.max_model_lens()
+            except GatewayCallError as error:
+                log.warning("cannot read max_model_len from the gateway: %s", error)
+                return {}
+
+    async def execute(self, sample_ids: list[int]) -> dict[str, int]:
+        """Execute samples under the shared limits; counts per outcome."""
+        async with self.limits() as limits, self.gateway_client() as client:
+            report = await execute_samples(
+                self.sessions(), client, sample_ids, limits=limits, policy=self.execution_policy()
+            )
+        return {s: report.count(s) for s in ("done", "rejected", "failed", "skipped")}
+
+    async def resample(self, job: LiveJob) -> list[Completion | GatewayCallError]:
+        """Re-ask a live sample's request under the shared resample bound."""
+        async with self.limits() as limits, self.gateway_client() as client:
+            return await resample(job, client, limits, self.settings.worker.resample_concurrency)

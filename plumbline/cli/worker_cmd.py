@@ -39,7 +39,13 @@ def register(app: typer.Typer) -> None:
         unknown = sorted(set(queues.split(",")) - set(QUEUES))
         if unknown:
             raise typer.BadParameter(f"unknown queues: {', '.join(unknown)}", param_hint="--queues")
-        celery = create_celery_app(Settings(), embedded=embedded)
+        settings = Settings()
+        if settings.eval.api_key is None:
+            logging.getLogger(__name__).warning(
+                "PLUMBLINE_EVAL__API_KEY is not set: eval and resample tasks will fail (they "
+                "call the gateway with an admin key); notifications still work"
+            )
+        celery = create_celery_app(settings, embedded=embedded)
         argv = [
             "worker",
             f"--concurrency={concurrency}",

@@ -7,25 +7,14 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.gateway_client import GatewayCallError
-from evals.service import execute_samples, record_max_model_len
+from evals.service import record_max_model_len
 from evals.service.run_fanout import ready_to_finalize, start_fanout
 from evals.service.run_finalization import finalize_run as finalize
 from evals.service.sweeps import sweep as find_stalled
 from evals.service.transaction import in_transaction
 from workers.app import enqueue, named_task, runtime_of
-from workers.runtime import WorkerRuntime
 
 log = logging.getLogger(__name__)
-
-
-async def _model_lens(runtime: WorkerRuntime) -> dict[str, int | None]:
-    async with runtime.gateway_client() as client:
-        try:
-            return await client.max_model_lens()
-        except GatewayCallError as error:
-            log.warning("cannot read max_model_len from the gateway: %s", error)
-            return {}
 
 
 @named_task("evals.start_run")
@@ -36,7 +25,7 @@ def start_run(self: Any, run_id: int, resume: bool = False) -> int:
     chunks = in_transaction(sessions, start_fanout, run_id, size, resume=resume)
     if chunks is None:
         return 0
-    in_transaction(sessions, record_max_model_len, run_id, asyncio.run(_model_lens(runtime)))
+    in_transaction(sessions, record_max_model_len, run_id, asyncio.run(runtime.model_lens()))
     for chunk in chunks:
         enqueue(self.app, "evals.execute_batch", run_id, chunk)
     if not chunks:
@@ -47,19 +36,11 @@ def start_run(self: Any, run_id: int, resume: bool = False) -> int:
     return len(chunks)
 
 
-async def _execute(runtime: WorkerRuntime, sample_ids: list[int]) -> dict[str, int]:
-    async with runtime.limits() as limits, runtime.gateway_client() as client:
-        report = await execute_samples(
-            runtime.sessions(), client, sample_ids, limits=limits, policy=runtime.execution_policy()
-        )
-    return {s: report.count(s) for s in ("done", "rejected", "failed", "skipped")}
-
-
 @named_task("evals.execute_batch")
 def execute_batch(self: Any, run_id: int, sample_ids: list[int]) -> dict[str, int]:
     """Execute a batch (claims skip finished samples); ask to finalise if it held the last."""
     runtime = runtime_of(self.app)
-    counts = asyncio.run(_execute(runtime, sample_ids))
+    counts = asyncio.run(runtime.execute(sample_ids))
     if in_transaction(runtime.sessions(), ready_to_finalize, run_id):
         enqueue(self.app, "evals.finalize_run", run_id)
     return counts

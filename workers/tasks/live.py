@@ -6,11 +6,9 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.gateway_client import Completion, GatewayCallError
-from evals.service.live_resampling import LiveJob, claim_job, queue_pending, resample, store_outcome
+from evals.service.live_resampling import claim_job, queue_pending, store_outcome
 from evals.service.transaction import in_transaction
 from workers.app import enqueue, named_task, runtime_of
-from workers.runtime import WorkerRuntime
 
 
 @named_task("live.dispatch_pending")
@@ -22,11 +20,6 @@ def dispatch_pending(self: Any) -> int:
     for sample_id in ids:
         enqueue(self.app, "live.resample", sample_id)
     return len(ids)
-
-
-async def _resample(runtime: WorkerRuntime, job: LiveJob) -> list[Completion | GatewayCallError]:
-    async with runtime.limits() as limits, runtime.gateway_client() as client:
-        return await resample(job, client, limits, runtime.settings.worker.resample_concurrency)
 
 
 @named_task("live.resample")
@@ -44,6 +37,6 @@ def resample_call(self: Any, sample_id: int) -> str:
     )
     if job is None:
         return "skipped"
-    answers = asyncio.run(_resample(runtime, job))
+    answers = asyncio.run(runtime.resample(job))
     in_transaction(sessions, store_outcome, job, answers, datetime.now(UTC))
     return "done"
