@@ -118,15 +118,14 @@ def store_outcome(
     assert row is not None
     call_ids = [a.call_id for a in answers]
     if not texts:
-        errors = "; ".join(str(a) for a in answers)[:2000]
-        retry = row.attempts < MAX_ATTEMPTS
-        live_repo.update_sample(
-            session,
-            job.sample_id,
-            status="pending" if retry else "failed",
-            error=errors,
-            call_ids=call_ids,
-        )
+        failed: dict[str, Any] = {
+            "status": "pending" if row.attempts < MAX_ATTEMPTS else "failed",
+            "error": "; ".join(str(a) for a in answers)[:2000],
+            "call_ids": call_ids,
+        }
+        if failed["status"] == "failed" and not row.keep_texts:
+            failed |= {"request": None, "original_text": None}
+        live_repo.update_sample(session, job.sample_id, **failed)
         return
     embedder = MiniLmEmbedder() if isinstance(job.answer, SemanticAnswer) else None
     keyed = key_answers(job.answer, [job.original_text, *texts], embedder=embedder)
