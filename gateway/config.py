@@ -126,6 +126,7 @@ class HealthConfig(_Strict):
 
     interval_s: float = 5.0
     timeout_s: float = 2.0
+    timeouts_to_mark_down: int = Field(default=3, ge=1)
 
 
 class FeatureSampling(_Strict):

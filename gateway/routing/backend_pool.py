@@ -18,6 +18,7 @@ class Backend:
     healthy: bool = True
     last_error: str | None = None
     system_fingerprint: str | None = None
+    consecutive_timeouts: int = 0
     engine_gauges: dict[str, float] = field(default_factory=dict)
     served_models: dict[str, dict[str, object]] = field(default_factory=dict)
 

@@ -57,30 +57,42 @@ class HealthMonitor:
         await asyncio.gather(*(self.check(b) for b in self.pool.all()))
 
     async def check(self, backend: Backend) -> None:
-        """Probe one backend; a failed probe takes it out of rotation."""
+        """Probe one backend and put it in or out of rotation."""
+        # A refusal or a non-200 is conclusive; a slow answer is not (a busy engine is slow,
+        # not dead), so only `timeouts_to_mark_down` timeouts in a row take a backend out.
         timeout = aiohttp.ClientTimeout(total=self.config.timeout_s)
-        headers = {"Authorization": f"Bearer {backend.api_key}"} if backend.api_key else {}
         try:
             async with self.http.get(f"{backend.url}/health", timeout=timeout) as response:
-                healthy = response.status == 200
-            if healthy:
-                await self._scrape(backend, timeout, headers)
-        except (aiohttp.ClientError, TimeoutError, ValueError) as error:
-            if backend.healthy:
-                log.warning("backend %s failed its health check: %s", backend.url, error)
-            self.pool.mark_failed(backend, f"health check failed: {error!r}")
+                status = response.status
+        except TimeoutError:
+            backend.consecutive_timeouts += 1
+            if backend.consecutive_timeouts >= self.config.timeouts_to_mark_down:
+                self._down(backend, f"health check timed out {backend.consecutive_timeouts} times")
             return
-        if not healthy:
-            self.pool.mark_failed(backend, "health check returned non-200")
+        except aiohttp.ClientError as error:
+            self._down(backend, f"health check failed: {error!r}")
+            return
+        backend.consecutive_timeouts = 0
+        if status != 200:
+            self._down(backend, f"health check returned {status}")
             return
         if not backend.healthy:
             log.info("backend %s is healthy again", backend.url)
         backend.healthy = True
         backend.last_error = None
+        try:
+            await self._scrape(backend, timeout)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as error:
+            # Gauges and model lists are nice to have; they never take a backend out.
+            log.debug("scraping %s failed: %s", backend.url, error)
 
-    async def _scrape(
-        self, backend: Backend, timeout: aiohttp.ClientTimeout, headers: dict[str, str]
-    ) -> None:
+    def _down(self, backend: Backend, reason: str) -> None:
+        if backend.healthy:
+            log.warning("backend %s taken out of rotation: %s", backend.url, reason)
+        self.pool.mark_failed(backend, reason)
+
+    async def _scrape(self, backend: Backend, timeout: aiohttp.ClientTimeout) -> None:
+        headers = {"Authorization": f"Bearer {backend.api_key}"} if backend.api_key else {}
         async with self.http.get(f"{backend.url}/metrics", timeout=timeout) as response:
             if response.status == 200:
                 backend.engine_gauges = parse_engine_gauges(await response.text())

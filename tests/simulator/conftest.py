@@ -37,9 +37,3 @@ def client(sim: SimulatorProcess) -> Iterator[openai.OpenAI]:
     """The official OpenAI SDK pointed at the module's simulator (no retries)."""
     with openai.OpenAI(base_url=f"{sim.base_url}/v1", api_key="sim", max_retries=0) as sdk:
         yield sdk
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """Async tests run on asyncio."""
-    return "asyncio"
