@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -31,8 +32,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EvalStack]:
         yield running
 
 
-def two_workers_on_the_same_samples(stack: EvalStack, name: str, policy: ExecutionPolicy) -> int:
-    """Worker A starts the run; B gets the same ids once A's claims are older than the lease."""
+def two_workers_on_the_same_samples(
+    stack: EvalStack, name: str, policy: ExecutionPolicy
+) -> list[int]:
+    """Worker A starts the run; B gets the same ids once A's claims are older than the lease.
+
+    Returns each sample's claim count: 2 means B claimed (and called) a sample A held.
+    """
     suite_id = import_yaml(stack.sessions, suite_yaml(name, samples=1))
     run_id = in_transaction(stack.sessions, create_run, suite_id, team_id=None).run_id
     with stack.sessions() as session:
@@ -48,15 +54,33 @@ def two_workers_on_the_same_samples(stack: EvalStack, name: str, policy: Executi
 
     asyncio.run(both())
     with stack.sessions() as session:
-        return int(session.scalar(select(func.count()).where(Call.feature == f"eval:{name}")) or 0)
+        samples = sample_repo.samples_by_ids(session, ids)
+    assert {s.status for s in samples} == {"done"}
+    return [s.attempts for s in samples]
+
+
+def recorded_calls(stack: EvalStack, name: str, expected: int) -> int:
+    """Calls of the suite once the gateway's sink has written at least `expected` of them."""
+    deadline = time.monotonic() + 15
+    while True:
+        with stack.sessions() as session:
+            query = select(func.count()).where(Call.feature == f"eval:{name}")
+            found = int(session.scalar(query) or 0)
+        if found >= expected or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def test_renewed_claims_keep_a_second_worker_away(stack: EvalStack) -> None:
     renewing = ExecutionPolicy(lease_s=1.5, renew_every_s=0.5)
-    assert two_workers_on_the_same_samples(stack, "renewed", renewing) == 6
+    assert two_workers_on_the_same_samples(stack, "renewed", renewing) == [1] * 6
+    assert recorded_calls(stack, "renewed", 6) == 6
 
 
 def test_without_renewal_a_short_lease_lets_live_calls_be_stolen(stack: EvalStack) -> None:
     lapsing = ExecutionPolicy(lease_s=1.5)
+    attempts = two_workers_on_the_same_samples(stack, "lapsed", lapsing)
     # At least one call still in flight was claimed and sent again by the second worker.
-    assert two_workers_on_the_same_samples(stack, "lapsed", lapsing) > 6
+    stolen = sum(a - 1 for a in attempts)
+    assert stolen >= 1
+    assert recorded_calls(stack, "lapsed", 6 + stolen) == 6 + stolen
