@@ -58,6 +58,7 @@ def register(app: typer.Typer) -> None:
         ]
         if embedded:
             # The memory broker lives in this process, so beat and the pool must too.
-            EmbeddedService(celery, thread=True).start()
+            # In-memory schedule: nothing is written to the working directory.
+            EmbeddedService(celery, thread=True, scheduler_cls=celery.conf.beat_scheduler).start()
             argv.append("--pool=threads")
         celery.worker_main(argv)
