@@ -28,13 +28,8 @@ from evals.service.paraphrase_review import (
 from evals.service.run_creation import CreatedRun, create_run
 from evals.service.run_report import load_run_score
 from evals.service.run_scoring import score_and_store
-from evals.service.runner import (
-    RunnerOptions,
-    RunOutcome,
-    begin_run,
-    execute_run,
-    record_max_model_len,
-)
+from evals.service.run_start import begin_run, record_max_model_len
+from evals.service.runner import RunnerOptions, RunOutcome, execute_run
 from evals.service.suite_import import SuiteImport, import_suite, parse_suite, suite_definition
 from evals.service.suite_lookup import find_suite
 

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from evals.repository import finalizations as finalization_repo
 from evals.repository import run_progress
 from evals.repository import runs as run_repo
-from evals.service.runner import ACTIVE, begin_run
+from evals.service.run_start import ACTIVE, begin_run
 
 log = logging.getLogger(__name__)
 

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from evals.repository import finalizations as finalization_repo
 from evals.repository import runs as run_repo
+from evals.scoring import RunScore
 from evals.service.alert_decisions import AlertOutcome, alert_baseline, decide_alerts
 from evals.service.run_fanout import ready_to_finalize
 from evals.service.run_scoring import score_and_store
@@ -29,6 +30,7 @@ class Finalized:
     claimed: bool
     status: str | None = None
     alerts: AlertOutcome | None = None
+    score: RunScore | None = None
 
     @property
     def notification_ids(self) -> tuple[int, ...]:
@@ -60,7 +62,7 @@ def finalize_run(
         run = run_repo.run_by_id(session, run_id, None)
         status = run.status if run else "missing"
         finalization_repo.complete(session, run_id, done, status)
-        return Finalized(True, status, outcome)
+        return Finalized(True, status, outcome, score)
 
     return in_transaction(sessions, decide)
 

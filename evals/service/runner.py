@@ -8,21 +8,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import httpx
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import GatewayCallError, GatewayClient
 from evals.repository import runs as run_repo
 from evals.repository import samples as sample_repo
 from evals.scoring import RunScore
-from evals.service.errors import ConflictError, NotFoundError
+from evals.service.alert_delivery import deliver
 from evals.service.execution import ExecutionPolicy, SampleOutcome, execute_samples
 from evals.service.limits import SampleLimits
-from evals.service.run_scoring import score_and_store
+from evals.service.run_finalization import finalize_run
+from evals.service.run_start import begin_run, record_max_model_len
 from evals.service.transaction import in_thread_transaction
 from plumbline.models import EvalRun
+from plumbline.settings import NotifySettings
 
 log = logging.getLogger(__name__)
-ACTIVE = ("pending", "running")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,8 @@ class RunnerOptions:
     limits: SampleLimits
     policy: ExecutionPolicy = field(default_factory=ExecutionPolicy)
     logprob_wait_s: float = 15.0
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    finalize_lease_s: float = 300.0
 
 
 async def execute_run(
@@ -69,46 +73,31 @@ async def execute_run(
         await execute_samples(
             sessions, client, ids, limits=options.limits, policy=options.policy, on_sample=on_sample
         )
-        score = await asyncio.to_thread(
-            score_and_store, sessions, run_id, logprob_wait_s=options.logprob_wait_s
+        finalized = await asyncio.to_thread(
+            finalize_run,
+            sessions,
+            run_id,
+            notify=options.notify,
+            lease_s=options.finalize_lease_s,
+            logprob_wait_s=options.logprob_wait_s,
         )
     except BaseException as error:
         await asyncio.shield(in_thread_transaction(sessions, _fail, run_id, error))
         raise
-    return await in_thread_transaction(sessions, _outcome, run_id, score)
+    # The same exactly-once scoring and alert decision as a worker's; a first delivery attempt
+    # is made here, and a worker's sweeper retries what failed.
+    await asyncio.to_thread(_deliver_once, sessions, finalized.notification_ids, options.notify)
+    return await in_thread_transaction(sessions, _outcome, run_id, finalized.score)
 
 
-def begin_run(session: Session, run_id: int, *, resume: bool = False) -> list[int]:
-    """Mark the run running and return its unfinished sample ids (the work to fan out).
-
-    `resume` first releases samples claimed by a worker that died, and allows a run that
-    already ended (failed or partial) to go again.
-    """
-    run = run_repo.run_by_id(session, run_id, None)
-    if run is None:
-        raise NotFoundError(f"No run {run_id}.", "run")
-    if run.status not in ACTIVE and not resume:
-        raise ConflictError(
-            f"Run {run_id} is {run.status}; resume it (`plumbline eval run --resume {run_id}`) "
-            "to retry its unanswered samples.",
-            "run",
-        )
-    if resume:
-        sample_repo.release_running(session, run_id)
-    values: dict[str, object] = {"status": "running", "error": None, "finished_at": None}
-    if run.started_at is None:
-        values["started_at"] = datetime.now(UTC)
-    run_repo.update_run(session, run_id, **values)
-    return sample_repo.unfinished_ids(session, run_id)
-
-
-def record_max_model_len(session: Session, run_id: int, models: dict[str, int | None]) -> None:
-    """Store the served context size of the run's model (from the gateway's /v1/models)."""
-    run = run_repo.run_by_id(session, run_id, None)
-    assert run is not None
-    length = models.get(run.model)
-    if length is not None:
-        run.max_model_len = length
+def _deliver_once(
+    sessions: sessionmaker[Session], notification_ids: tuple[int, ...], notify: NotifySettings
+) -> None:
+    if not notification_ids:
+        return
+    with httpx.Client() as http:
+        for notification_id in notification_ids:
+            deliver(sessions, notification_id, notify, http)
 
 
 def _fail(session: Session, run_id: int, error: BaseException) -> None:

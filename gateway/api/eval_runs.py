@@ -50,6 +50,8 @@ def _options(state: StateDep, limits: ConcurrencyLimits) -> RunnerOptions:
         limits=limits,
         policy=ExecutionPolicy(max_attempts=settings.max_attempts),
         logprob_wait_s=settings.logprob_wait_s,
+        notify=state.settings.worker.notify,
+        finalize_lease_s=state.settings.worker.finalize_lease_s,
     )
 
 

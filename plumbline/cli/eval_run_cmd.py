@@ -88,6 +88,8 @@ def _execute(
         limits=ConcurrencyLimits(settings.eval.concurrency, settings.eval.backend_concurrency),
         policy=ExecutionPolicy(max_attempts=settings.eval.max_attempts),
         logprob_wait_s=settings.eval.logprob_wait_s,
+        notify=settings.worker.notify,
+        finalize_lease_s=settings.worker.finalize_lease_s,
     )
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, transient=False) as progress:
