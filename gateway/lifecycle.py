@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import aiohttp
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import ProcessCollector
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from sqlalchemy import Engine, inspect
 
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
-from gateway.metrics import GatewayMetrics, GaugeCollector
+from gateway.metrics import GatewayMetrics, CallbackCollector
 from gateway.recording.sink import LogSink
 from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
@@ -25,13 +27,13 @@ class SchemaMissingError(RuntimeError):
     """The database has not been migrated."""
 
 
-def _live_gauges(state: GatewayState) -> Iterator[GaugeMetricFamily]:
+def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     sink = state.sink
     queue = GaugeMetricFamily("plumbline_sink_queue_depth", "Call records waiting to be written")
     queue.add_metric([], sink.queue_depth)
     up = GaugeMetricFamily("plumbline_sink_database_up", "1 while the log sink can write")
     up.add_metric([], 1.0 if sink.stats.database_up else 0.0)
-    records = GaugeMetricFamily(
+    records = CounterMetricFamily(
         "plumbline_sink_records", "Call records by outcome since start", labels=["outcome"]
     )
     for outcome in ("submitted", "written", "spooled", "replayed", "dropped"):
@@ -95,12 +97,16 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         metrics=metrics,
         sampler=sampler,
     )
-    metrics.add_collector(GaugeCollector(lambda: _live_gauges(state)))
+    metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
+    ProcessCollector(registry=metrics.registry)
     metrics.add_collector(
         StabilityCollector(state.sessions, config.stability_metrics_ttl_s, metrics.feature_label)
     )
     await monitor.check_all()
     monitor.start()
+    # Everything built so far lives as long as the process: keep it out of the collector's
+    # full passes, which would otherwise walk the imported libraries on every gen-2 sweep.
+    gc.freeze()
     return state
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from gateway.metering.record import CallRecord
@@ -58,6 +58,27 @@ class GatewayMetrics:
             "plumbline_e2e_seconds",
             "End-to-end call time",
             CALL_LABELS,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.decode = Histogram(
+            "plumbline_decode_seconds",
+            "Client-side decode time: first to last token chunk",
+            CALL_LABELS,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.engine_queue = Histogram(
+            "plumbline_engine_queue_seconds",
+            "Time the backend engine queued the request (vLLM metrics)",
+            ["model", "backend"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.engine_prefill = Histogram(
+            "plumbline_engine_prefill_seconds",
+            "Backend engine prefill time, scheduled to first token (vLLM metrics)",
+            ["model", "backend"],
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
@@ -127,6 +148,14 @@ class GatewayMetrics:
         if row["itl_mean_ms"] is not None:
             self.itl.labels(*labels).observe(row["itl_mean_ms"] / 1000)
             self.genai_tpot.labels(labels[0]).observe(row["itl_mean_ms"] / 1000)
+        if row["decode_ms"] is not None:
+            self.decode.labels(*labels).observe(row["decode_ms"] / 1000)
+        if row["engine_queue_ms"] is not None:
+            self.engine_queue.labels(labels[0], labels[1]).observe(row["engine_queue_ms"] / 1000)
+        if row["engine_prefill_ms"] is not None:
+            self.engine_prefill.labels(labels[0], labels[1]).observe(
+                row["engine_prefill_ms"] / 1000
+            )
         if row["e2e_ms"] is not None:
             self.e2e.labels(*labels).observe(row["e2e_ms"] / 1000)
         self.overhead.labels(labels[0], labels[1]).observe(record.overhead_s)
@@ -136,12 +165,12 @@ class GatewayMetrics:
         self.registry.register(collector)
 
 
-class GaugeCollector(Collector):
-    """Builds gauge families from a callback at each scrape."""
+class CallbackCollector(Collector):
+    """Builds metric families (gauges and counters of live state) from a callback at each scrape."""
 
     def __init__(self, read: Any) -> None:
         self._read = read
 
-    def collect(self) -> Iterable[GaugeMetricFamily]:
-        """Yield the current gauge families."""
+    def collect(self) -> Iterable[Metric]:
+        """Yield the current families."""
         yield from self._read()

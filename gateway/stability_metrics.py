@@ -76,6 +76,11 @@ class StabilityCollector(Collector):
             "Upper 95% bound of that agreement",
             labels=suite_labels,
         )
+        threshold = GaugeMetricFamily(
+            "plumbline_eval_threshold",
+            "The suite's agreement threshold (alert rules compare against it)",
+            labels=["suite", "team"],
+        )
         last = GaugeMetricFamily(
             "plumbline_eval_last_run_timestamp_seconds",
             "When the latest scored run finished",
@@ -92,6 +97,8 @@ class StabilityCollector(Collector):
                 value = run.summary.get(key)
                 if isinstance(value, int | float):
                     family.add_metric(labels, float(value))
+            if isinstance(run.summary.get("threshold"), int | float):
+                threshold.add_metric([run.suite, run.team], float(run.summary["threshold"]))
             if run.finished_at is not None:
                 last.add_metric([run.suite, run.team], run.finished_at.timestamp())
         questions = GaugeMetricFamily(
@@ -124,4 +131,4 @@ class StabilityCollector(Collector):
         for label, parts in sorted(folded.items()):
             total = sum(n for n, _ in parts)
             live.add_metric([label], sum(n * a for n, a in parts) / total)
-        return [point, lower, upper, last, questions, firing, live]
+        return [point, lower, upper, threshold, last, questions, firing, live]

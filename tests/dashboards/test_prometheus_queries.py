@@ -34,6 +34,7 @@ WORKER_LABELS = {
     "plumbline_eval_agreement_lower": {"suite", "team", "model"},
     "plumbline_eval_agreement_upper": {"suite", "team", "model"},
     "plumbline_eval_question_agreement": {"suite", "team", "question"},
+    "plumbline_eval_threshold": {"suite", "team"},
     "plumbline_eval_last_run_timestamp_seconds": {"suite", "team"},
     "plumbline_alerts_firing": {"suite", "team", "rule"},
     "plumbline_live_agreement": {"feature"},
