@@ -13,7 +13,7 @@ from sqlalchemy import Engine, inspect
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
-from gateway.metrics import GatewayMetrics, CallbackCollector
+from gateway.metrics import CallbackCollector, GatewayMetrics
 from gateway.recording.sink import LogSink
 from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
