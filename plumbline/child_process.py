@@ -16,20 +16,25 @@ import httpx
 
 
 class ServerProcess:
-    """Runs a command, waits until `health_url` answers 200, and tears it down on exit.
+    """Runs a command, waits until it is ready, and tears it down on exit.
 
-    Used by the demo to run the gateway and workers, and by tests for real servers.
+    Ready means `health_url` answers 200, or (for processes without HTTP, such as a Celery
+    worker) `ready_line` appears in the output. Used by the demo and by tests.
     """
 
     def __init__(
         self,
         args: list[str],
-        health_url: str,
+        health_url: str | None = None,
         env: dict[str, str] | None = None,
         startup_timeout: float = 30.0,
+        ready_line: str | None = None,
     ) -> None:
+        if (health_url is None) == (ready_line is None):
+            raise ValueError("give exactly one of health_url and ready_line")
         self.args = args
         self.health_url = health_url
+        self.ready_line = ready_line
         self.env = {**os.environ, **(env or {})}
         self.startup_timeout = startup_timeout
         self.log_path = Path(tempfile.mkstemp(prefix="plumbline-server-", suffix=".log")[1])
@@ -49,14 +54,20 @@ class ServerProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"server exited at start-up:\n{self.log_tail()}")
-            try:
-                if httpx.get(self.health_url, timeout=1.0).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
+            if self._ready():
+                return self
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"server not healthy after {self.startup_timeout} s:\n{self.log_tail()}")
+
+    def _ready(self) -> bool:
+        if self.ready_line is not None:
+            return self.ready_line in self.log_path.read_text(errors="replace")
+        assert self.health_url is not None
+        try:
+            return httpx.get(self.health_url, timeout=1.0).status_code == 200
+        except httpx.HTTPError:
+            return False
 
     def log_tail(self, lines: int = 60) -> str:
         """The end of the server's output."""

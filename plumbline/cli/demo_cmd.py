@@ -18,10 +18,10 @@ def register(app: typer.Typer) -> None:
         ),
         calls: Annotated[int, typer.Option(help="Product calls to send", min=1)] = 120,
         keep_running: Annotated[
-            bool, typer.Option(help="Leave the stack running until Ctrl-C")
-        ] = False,
+            bool, typer.Option(help="Leave everything running (dashboard included) until Ctrl-C")
+        ] = True,
     ) -> None:
-        """Start a simulator and a gateway, send traffic, show what was recorded."""
+        """Simulator, gateway and worker on SQLite: traffic, a suite, an alert, a dashboard."""
         from plumbline.demo.run import run_demo
 
         run_demo(directory, calls, keep_running)

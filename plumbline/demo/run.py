@@ -1,4 +1,4 @@
-"""The demo script: start the stack, send traffic, show what Plumbline recorded."""
+"""The demo script: the whole story on the embedded default, then a dashboard left running."""
 
 from __future__ import annotations
 
@@ -8,35 +8,65 @@ from pathlib import Path
 
 from rich.console import Console
 
-from plumbline.demo.show import near_tie, usage_table
+from plumbline.db import create_db_engine, make_session_factory
+from plumbline.demo import stability_step
+from plumbline.demo.show import live_agreement, near_tie, usage_table
 from plumbline.demo.stack import DemoStack
 from plumbline.demo.traffic import send_traffic
 
+RUN_TIMEOUT_S = 240.0
+
 
 def run_demo(directory: Path, calls: int, keep_running: bool) -> None:
-    """Run the demo end to end; with `keep_running`, leave the stack up until Ctrl-C."""
+    """Run the story; with `keep_running`, leave everything up until Ctrl-C."""
     console = Console()
-    console.rule("[bold]Plumbline demo[/bold] (embedded: SQLite + bundled vLLM simulator)")
+    console.rule("[bold]Plumbline demo[/bold]: SQLite, bundled vLLM simulator, embedded worker")
     with DemoStack(directory) as stack:
         assert stack.simulator is not None
-        console.print(f"simulated vLLM 0.32 backend  {stack.simulator.base_url}")
-        console.print(f"gateway                      {stack.gateway_url}")
+        console.print(f"simulated vLLM 0.32 backend   {stack.simulator.base_url}")
+        console.print(f"gateway                       {stack.gateway_url}")
+        console.print("worker                        embedded (in-process broker and beat)")
+        console.print(f"alert webhook receiver        {stack.inbox.url}")
         key = stack.issue_key("legal")
-        admin = stack.issue_key("platform", admin=True)
+
+        console.rule("1. Product traffic through the gateway")
         summary = asyncio.run(send_traffic(stack.gateway_url, key, calls))
         console.print(
             f"sent {summary.calls} calls with the official OpenAI SDK "
-            f"({summary.streamed} streamed, {summary.failed} failed); only base_url and key changed"
+            f"({summary.streamed} streamed, {summary.failed} failed); "
+            "the client changed only base_url and api_key"
         )
         time.sleep(0.5)  # the log sink writes in batches every few milliseconds
         console.print(usage_table(stack.gateway_url, key))
         near_tie(stack.gateway_url, key, console)
+
+        console.rule("2. A stability suite, run by the worker on its schedule")
+        engine = create_db_engine(stack.database_url)
+        sessions = make_session_factory(engine)
+        try:
+            suite_id = stability_step.schedule_suite(sessions)
+            console.print("suite `contracts`: 3 questions x 4 wordings x 5 samples, every 20 s")
+            run_id = stability_step.follow_first_run(sessions, suite_id, RUN_TIMEOUT_S)
+            stability_step.show_report(sessions, run_id, console)
+        finally:
+            engine.dispose()
+
+        console.rule("3. The alert, as the team's webhook received it")
+        alert = stability_step.wait_for_alert(stack.inbox, 60)
+        stability_step.show_alert(alert, stack.inbox.url, console)
+        live_agreement(stack.gateway_url, key, console)
+
+        console.rule("4. On-call")
+        console.print(f"dashboard:  {stack.gateway_url}/dashboard   (log in with a key below)")
+        console.print(f"team key (legal):  {key}")
+        console.print(f"admin key:         {stack.admin_key}")
         console.print(
-            f"\nread API: {stack.gateway_url}/api/calls   metrics: {stack.gateway_url}/metrics"
+            f"read API:   {stack.gateway_url}/api/calls    metrics: {stack.gateway_url}/metrics"
         )
-        console.print(f"team key (legal): {key}\nadmin key:        {admin}")
         if keep_running:
-            console.print("\n[bold]Running; press Ctrl-C to stop.[/bold]")
+            console.print(
+                "\n[bold]Everything keeps running (the suite every 20 s); Ctrl-C stops it.[/bold]"
+            )
             try:
                 while True:
                     time.sleep(1)

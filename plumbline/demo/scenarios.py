@@ -7,7 +7,7 @@ from typing import Any
 DEMO_SCENARIOS: list[dict[str, Any]] = [
     {
         "name": "indemnity-cap",
-        "match": "(?i)indemnity cap",
+        "match": "(?i)indemnity",
         "answers": [
             {"text": "The indemnity cap is 12 months of fees.", "p": 0.46},
             {"text": "The indemnity cap is 24 months of fees.", "p": 0.41},
@@ -16,7 +16,7 @@ DEMO_SCENARIOS: list[dict[str, Any]] = [
     },
     {
         "name": "governing-law",
-        "match": "(?i)governing law",
+        "match": "(?i)govern",
         "answers": [
             {"text": "The governing law is the law of England.", "p": 0.99},
             {"text": "The governing law is the law of France.", "p": 0.01},
@@ -24,7 +24,7 @@ DEMO_SCENARIOS: list[dict[str, Any]] = [
     },
     {
         "name": "notice-period",
-        "match": "(?i)notice period",
+        "match": "(?i)notice",
         "answers": [
             {"text": "The notice period is 30 days.", "p": 0.97},
             {"text": "The notice period is 60 days.", "p": 0.03},

@@ -66,7 +66,8 @@ def near_tie(base_url: str, key: str, console: Console) -> None:
         range(len(entries)),
         key=lambda i: _margin(entries[i]["top_logprobs"]),
     )
-    text = "".join(e["token"] for e in entries)
+    # The end-of-sequence token is part of the logprobs but never of the answer's text.
+    text = "".join(e["token"] for e in entries if e["token"] != "</s>")
     console.print(f"\nCall {call['id']} answered: [bold]{text.strip()}[/bold]")
     console.print(
         f"The answer hinged on token {worst} ({entries[worst]['token']!r}); "
@@ -80,3 +81,19 @@ def near_tie(base_url: str, key: str, console: Console) -> None:
 def _margin(top: list[dict[str, Any]]) -> float:
     values = sorted((math.exp(a["logprob"]) for a in top), reverse=True)
     return values[0] - values[1] if len(values) > 1 else 1.0
+
+
+def live_agreement(base_url: str, key: str, console: Console) -> None:
+    """Agreement measured on resampled production calls, per feature."""
+    response = httpx.get(
+        f"{base_url}/api/stability/live", headers={"Authorization": f"Bearer {key}"}, timeout=30
+    )
+    if response.status_code != 200:
+        return
+    rows = response.json().get("data") or []
+    for row in rows:
+        console.print(
+            f"live traffic, feature {row['feature']}: {row['samples']} sampled production calls "
+            f"re-asked by the worker ({row['resamples_answered']} answers), "
+            f"{row['agreement']:.0%} agreed with the original answer"
+        )

@@ -14,7 +14,9 @@ from gateway.auth.service import create_key
 from plumbline.child_process import ServerProcess, free_port, plumbline_command
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.demo.scenarios import DEMO_SIMULATOR
+from plumbline.demo.webhook_inbox import WebhookInbox
 from plumbline.migrate import upgrade_to_head
+from plumbline.settings_env import settings_environment
 from simulator.process import SimulatorProcess
 
 DEMO_PEPPER = "plumbline-demo-only"
@@ -31,21 +33,38 @@ class DemoStack:
         self._stack = ExitStack()
         self.simulator: SimulatorProcess | None = None
         self.gateway: ServerProcess | None = None
+        self.worker: ServerProcess | None = None
+        self.inbox = WebhookInbox()
+        self.admin_key = ""
 
     @property
     def env(self) -> dict[str, str]:
         """Environment every demo process shares."""
-        return {
-            "PLUMBLINE_DATABASE__URL": self.database_url,
-            "PLUMBLINE_KEY_SALT": DEMO_PEPPER,
-            "PLUMBLINE_LOG_LEVEL": "WARNING",
+        settings = {
+            "database": {"url": self.database_url},
+            "key_salt": DEMO_PEPPER,
+            "eval": {"gateway_url": self.gateway_url, "api_key": self.admin_key},
+            "worker": {
+                "schedule_tick_s": 1,
+                "sweep_interval_s": 5,
+                "live_dispatch_interval_s": 1,
+                "batch_size": 20,
+                "notify": {
+                    "channels": {"demo-webhook": {"kind": "webhook", "url": self.inbox.url}},
+                    "public_url": self.gateway_url,
+                },
+            },
         }
+        return {**settings_environment(settings), "PLUMBLINE_LOG_LEVEL": "WARNING"}
 
     def start(self) -> DemoStack:
-        """Start the simulator and the gateway on a fresh database."""
+        """Start the webhook inbox, simulator, gateway and worker on a fresh database."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "plumbline.db").unlink(missing_ok=True)
+        for leftover in self.directory.glob("plumbline.db*"):
+            leftover.unlink()
         upgrade_to_head(self.database_url)
+        self.admin_key = self.issue_key("platform", admin=True)
+        self._stack.enter_context(self.inbox)
         self.simulator = self._stack.enter_context(SimulatorProcess(DEMO_SIMULATOR))
         config_path = self.directory / "gateway.yaml"
         config_path.write_text(yaml.safe_dump(self.gateway_config()))
@@ -57,6 +76,13 @@ class DemoStack:
             env={**os.environ, **self.env},
         )
         self._stack.enter_context(self.gateway)
+        self.worker = ServerProcess(
+            plumbline_command("worker", "--embedded", "--concurrency", "2"),
+            ready_line=" ready.",
+            env={**os.environ, **self.env},
+            startup_timeout=60,
+        )
+        self._stack.enter_context(self.worker)
         return self
 
     def gateway_config(self) -> dict[str, Any]:
@@ -74,6 +100,8 @@ class DemoStack:
                 }
             ],
             "features": ["contracts", "support", "search"],
+            # A quarter of the contracts answers are re-asked 5 times by the worker.
+            "live_sampling": {"features": {"contracts": {"rate": 0.25}}, "resamples": 5},
             "recording": {"spool_dir": str(self.directory / "spool"), "flush_interval_ms": 20},
         }
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -16,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
+from plumbline.settings_env import settings_environment
 from simulator.process import SimulatorProcess
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
@@ -43,14 +43,7 @@ FAST = {
 
 def flatten(prefix: str, values: dict[str, Any]) -> dict[str, str]:
     """Nested settings as PLUMBLINE_A__B environment variables (dicts of dicts as JSON)."""
-    env = {}
-    for key, value in values.items():
-        name = f"{prefix}__{key.upper()}" if prefix else f"PLUMBLINE_{key.upper()}"
-        if isinstance(value, dict) and key != "channels":
-            env.update(flatten(name, value))
-        else:
-            env[name] = json.dumps(value) if isinstance(value, dict | list) else str(value)
-    return env
+    return settings_environment(values, prefix)
 
 
 @dataclass
