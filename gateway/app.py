@@ -20,6 +20,7 @@ from gateway.api import (
     stability,
     usage,
 )
+from gateway.asgi_entry import GatewayASGI
 from gateway.config import GatewayConfig
 from gateway.dashboard import dashboard_router
 from gateway.errors import GatewayError, error_body
@@ -54,6 +55,16 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _json_error(400, f"{where}: {first.get('msg', 'invalid value')}", where or None)
 
 
+def proxy_endpoints() -> dict[str, ProxyEndpoint]:
+    """The OpenAI endpoints by path."""
+    return {path: ProxyEndpoint(fmt, path) for path, fmt in PROXY_ROUTES}
+
+
+def create_asgi(settings: Settings, config: GatewayConfig) -> GatewayASGI:
+    """What uvicorn serves: the FastAPI app, with proxy calls dispatched around its middleware."""
+    return GatewayASGI(create_app(settings, config), proxy_endpoints())
+
+
 def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     """Build the gateway app; connections and threads start in its lifespan."""
 
@@ -74,8 +85,9 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
         docs_url="/api/docs",
         redoc_url=None,
     )
-    for path, fmt in PROXY_ROUTES:
-        app.router.routes.append(Route(path, ProxyEndpoint(fmt, path), methods=["POST"]))
+    for path, endpoint in proxy_endpoints().items():
+        # Reached only for other methods (a 405): POSTs are dispatched by GatewayASGI.
+        app.router.routes.append(Route(path, endpoint, methods=["POST"]))
     app.include_router(service_router)
     app.include_router(calls.router)
     app.include_router(usage.router)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evals.answers.specs import AnswerSpec
+from gateway.retention.classes import check_retention_days
 
 
 class LogprobMode(StrEnum):
@@ -107,9 +109,37 @@ class Limits(_Strict):
     """Guards on what a client may send and how long the gateway waits upstream."""
 
     max_body_bytes: int = 8 * 1024 * 1024
+    # Rate limits are token buckets in each replica's memory: with N replicas behind a
+    # balancer, each enforces limit / N (see docs/security.md).
+    rate_limit_replicas: int = Field(default=1, ge=1)
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 120.0
     body_read_timeout_s: float = 30.0
+
+
+class RedactionConfig(_Strict):
+    """What the log sink's writer removes from bodies and logprobs before storing them."""
+
+    enabled: bool = True
+    emails: bool = True
+    api_keys: bool = True
+    card_numbers: bool = True
+    # Regular expressions of further things to redact (keep repetition bounded: {1,64}).
+    extra_patterns: list[str] = Field(default_factory=list)
+    # Mask secrets in stored logprob tokens too (they spell out the generated text).
+    logprobs: bool = True
+    # Stored bodies are cut to this size first, which also bounds the redaction's work.
+    max_stored_body_bytes: int = Field(default=1 << 20, ge=1024)
+
+    @field_validator("extra_patterns")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"extra pattern {pattern!r} is not a regex: {error}") from None
+        return patterns
 
 
 class RecordingConfig(_Strict):
@@ -119,6 +149,15 @@ class RecordingConfig(_Strict):
     batch_size: int = 1000
     flush_interval_ms: float = 50.0
     spool_dir: Path = Path("var/spool")
+    redaction: RedactionConfig = Field(default_factory=RedactionConfig)
+    # Retention class of calls no team can be charged with (bad or missing keys).
+    unattributed_retention_days: int = 30
+
+    @field_validator("unattributed_retention_days")
+    @classmethod
+    def _is_class(cls, days: int) -> int:
+        check_retention_days(days)
+        return days
 
 
 class HealthConfig(_Strict):

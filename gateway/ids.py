@@ -5,17 +5,10 @@ from __future__ import annotations
 import os
 import time
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
 
 def new_call_id() -> str:
-    """A 26-character, time-ordered, unique id (ULID layout: 48-bit ms time + 80 random bits)."""
-    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
-    chars = []
-    for _ in range(26):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    """A 32-character, time-ordered, unique id: 48-bit millisecond time, 80 random bits, hex."""
+    return f"{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
 
 
 def new_request_id() -> str:

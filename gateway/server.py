@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uvicorn
 
-from gateway.app import create_app
+from gateway.app import create_asgi
 from gateway.config import GatewayConfig
 from gateway.lifecycle import check_schema
 from plumbline.db import create_db_engine
@@ -18,7 +18,7 @@ def serve(settings: Settings, config: GatewayConfig, host: str, port: int) -> No
         check_schema(engine)
     finally:
         engine.dispose()
-    app = create_app(settings, config)
+    app = create_asgi(settings, config)
     uvicorn.run(
         app,
         host=host,

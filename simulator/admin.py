@@ -102,6 +102,15 @@ async def get_stats(request: Request) -> Response:
     return _json(data)
 
 
+async def get_timeline(request: Request) -> Response:
+    """When a response's token writes were sent (wall clock), to check a proxy's metering."""
+    found = _state(request).stats.timeline(request.path_params["response_id"])
+    if found is None:
+        error = ApiError("No timeline for that response id.", status=404, param="response_id")
+        return error.response()
+    return _json(found)
+
+
 async def reset(request: Request) -> Response:
     """Zero the stats and empty the prefix cache."""
     state = _state(request)
@@ -121,5 +130,6 @@ def build_admin_router() -> APIRouter:
     router.add_api_route("/timing", get_timing, methods=["GET"])
     router.add_api_route("/timing", set_timing, methods=["POST"])
     router.add_api_route("/stats", get_stats, methods=["GET"])
+    router.add_api_route("/requests/{response_id}", get_timeline, methods=["GET"])
     router.add_api_route("/reset", reset, methods=["POST"])
     return router

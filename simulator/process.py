@@ -185,6 +185,12 @@ class SimulatorProcess:
         response.raise_for_status()
         return response.json()
 
+    def timeline(self, response_id: str) -> Any:
+        """GET /_sim/requests/{id}: wall-clock times of the response's token writes."""
+        response = self.client.get(f"/_sim/requests/{response_id}")
+        response.raise_for_status()
+        return response.json()
+
     def reset(self) -> Any:
         """Zero the stats and empty the prefix cache."""
         return self._post("/_sim/reset", {})

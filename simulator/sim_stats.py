@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from typing import Any
+
+TIMELINES_KEPT = 2000
 
 
 class SimStats:
@@ -21,6 +23,23 @@ class SimStats:
         self.rejected = 0
         self.faults: Counter[str] = Counter()
         self.cancellations: deque[dict[str, Any]] = deque(maxlen=200)
+        self.timelines: OrderedDict[str, list[float]] = OrderedDict()
+
+    def record_token_write(self, response_id: str, wall_time: float) -> None:
+        """A write carrying tokens left for the client at `wall_time` (for metering checks)."""
+        times = self.timelines.get(response_id)
+        if times is None:
+            times = self.timelines[response_id] = []
+            if len(self.timelines) > TIMELINES_KEPT:
+                self.timelines.popitem(last=False)
+        times.append(wall_time)
+
+    def timeline(self, response_id: str) -> dict[str, Any] | None:
+        """Wall-clock times (Unix seconds) at which the response's token writes were sent."""
+        times = self.timelines.get(response_id)
+        if times is None:
+            return None
+        return {"response_id": response_id, "token_writes": list(times)}
 
     def record_cancel(self, request_id: str, disconnected_at: float, cancelled_at: float) -> None:
         """The client went away and the request was cancelled at `cancelled_at`."""

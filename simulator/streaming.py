@@ -198,6 +198,7 @@ class GenerationResponse(Response):
                     parts.append(self.formatter.tokens(choice, choice.sent, end))
                     choice.sent = end
             if parts:
+                self.stats.record_token_write(job.options.response_id, time.time())
                 await self._body(send, b"".join(parts))
             if not head and all(c.sent >= len(c.output.token_ids) for c in job.choices):
                 break

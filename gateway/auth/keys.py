@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 KEY_PREFIX = "pl-"
 PREFIX_LENGTH = 10
@@ -23,7 +24,7 @@ class NewKey:
 
 @dataclass(frozen=True, slots=True)
 class KeyInfo:
-    """What a verified key grants: its team, admin scope and the team's policies."""
+    """What a verified key grants: its team, admin scope, its own and its team's policies."""
 
     key_id: int
     team_id: int
@@ -32,6 +33,18 @@ class KeyInfo:
     store_bodies: bool
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
+    key_requests_per_minute: int | None = None
+    key_tokens_per_minute: int | None = None
+    # The team's retention class, copied onto each call's rows.
+    retention_days: int = 0
+    prefix: str = ""
+    # When a rotated key's grace period ends (None: the key has no end).
+    revokes_at: datetime | None = None
+
+    @property
+    def actor(self) -> str:
+        """How this key is named in the audit log."""
+        return f"key {self.prefix} ({self.team_name})"
 
 
 def hash_secret(secret: str, salt: str, pepper: str) -> str:
@@ -60,6 +73,11 @@ def split_key(plaintext: str) -> tuple[str, str] | None:
 def verify_secret(secret: str, salt: str, pepper: str, key_hash: str) -> bool:
     """Constant-time comparison of a presented secret with the stored hash."""
     return hmac.compare_digest(hash_secret(secret, salt, pepper), key_hash)
+
+
+# Compared against when the prefix is unknown, so a miss costs what a wrong secret costs.
+DUMMY_SALT = "0" * 32
+DUMMY_HASH = "0" * 64
 
 
 def bearer_token(authorization: str | None) -> str | None:

@@ -1,13 +1,27 @@
-"""Key management: create teams and keys, revoke and rotate, authenticate a presented key."""
+"""Key management: create, rotate and revoke keys, set their limits, authenticate a key."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.orm import Session
 
 from gateway.auth import repository
-from gateway.auth.keys import KeyInfo, generate_key, split_key, verify_secret
+from gateway.auth.audit import record_action
+from gateway.auth.keys import (
+    DUMMY_HASH,
+    DUMMY_SALT,
+    KeyInfo,
+    generate_key,
+    split_key,
+    verify_secret,
+)
+from gateway.errors import GatewayError
+from gateway.retention.classes import retention_class
+from plumbline.models import ApiKey, Team
+
+MAX_GRACE_S = 30 * 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,12 +32,42 @@ class IssuedKey:
     prefix: str
     team: str
     is_admin: bool
+    name: str = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    """A rotation: the new key, and when the old one stops working."""
+
+    issued: IssuedKey
+    old_prefix: str
+    old_revoked_at: datetime
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A stored timestamp as aware UTC (SQLite hands them back naive)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _check_limit(value: int | None, name: str) -> None:
+    if value is not None and not 1 <= value <= 1_000_000_000:
+        raise GatewayError(400, f"`{name}` must be between 1 and 1000000000 (or null).", name)
 
 
 def create_key(
-    session: Session, team_name: str, pepper: str, *, admin: bool = False, name: str = "default"
+    session: Session,
+    team_name: str,
+    pepper: str,
+    *,
+    admin: bool = False,
+    name: str = "default",
+    requests_per_minute: int | None = None,
+    tokens_per_minute: int | None = None,
+    actor: str = "cli",
 ) -> IssuedKey:
-    """Create a key for a team, creating the team if it is new."""
+    """Create a key for a team, creating the team if it is new; audited."""
+    _check_limit(requests_per_minute, "requests_per_minute")
+    _check_limit(tokens_per_minute, "tokens_per_minute")
     team = repository.team_by_name(session, team_name) or repository.add_team(session, team_name)
     new = generate_key(pepper)
     repository.add_key(
@@ -33,23 +77,97 @@ def create_key(
         prefix=new.prefix,
         salt=new.salt,
         key_hash=new.key_hash,
-        admin=admin,
+        is_admin=admin,
+        requests_per_minute=requests_per_minute,
+        tokens_per_minute=tokens_per_minute,
     )
-    return IssuedKey(new.plaintext, new.prefix, team.name, admin)
+    record_action(
+        session,
+        actor,
+        "key.create",
+        team_id=team.id,
+        target=new.prefix,
+        details={"admin": admin, "name": name},
+    )
+    return IssuedKey(new.plaintext, new.prefix, team.name, admin, name)
 
 
-def authenticate(session: Session, plaintext: str, pepper: str) -> KeyInfo | None:
-    """The grants of a presented key, or None if it is unknown, revoked or wrong."""
-    parts = split_key(plaintext)
-    if parts is None:
-        return None
-    prefix, secret = parts
-    found = repository.key_with_team(session, prefix)
+def _usable_key(session: Session, prefix: str, now: datetime) -> tuple[ApiKey, Team]:
+    found = repository.key_with_team(session, prefix, now)
     if found is None:
-        return None
-    key, team = found
-    if not verify_secret(secret, key.salt, pepper, key.key_hash):
-        return None
+        raise GatewayError(404, f"No active key with prefix `{prefix[:16]}`.", "prefix")
+    return found
+
+
+def rotate_key(
+    session: Session, prefix: str, pepper: str, *, grace_s: int = 0, actor: str = "cli"
+) -> Rotation:
+    """Issue a new key like the old one (team, admin scope, name, limits); revoke the old one
+    now, or when `grace_s` seconds have passed so clients can switch over."""
+    if not 0 <= grace_s <= MAX_GRACE_S:
+        raise GatewayError(400, f"`grace_s` must be between 0 and {MAX_GRACE_S}.", "grace_s")
+    now = datetime.now(UTC)
+    old, team = _usable_key(session, prefix, now)
+    new = generate_key(pepper)
+    repository.add_key(
+        session,
+        team,
+        name=old.name,
+        prefix=new.prefix,
+        salt=new.salt,
+        key_hash=new.key_hash,
+        is_admin=old.is_admin,
+        requests_per_minute=old.requests_per_minute,
+        tokens_per_minute=old.tokens_per_minute,
+    )
+    ends = now + timedelta(seconds=grace_s)
+    if old.revoked_at is not None and as_utc(old.revoked_at) < ends:
+        ends = as_utc(old.revoked_at)  # already ending sooner
+    repository.revoke_key(session, prefix, ends, now)
+    record_action(
+        session,
+        actor,
+        "key.rotate",
+        team_id=team.id,
+        target=prefix,
+        details={"new_prefix": new.prefix, "old_revoked_at": ends.isoformat()},
+    )
+    issued = IssuedKey(new.plaintext, new.prefix, team.name, old.is_admin, old.name)
+    return Rotation(issued, prefix, ends)
+
+
+def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
+    """Revoke a key at once (also one in its grace period); audited."""
+    now = datetime.now(UTC)
+    key, team = _usable_key(session, prefix, now)
+    repository.revoke_key(session, prefix, now, now)
+    key.revoked_at = now
+    record_action(session, actor, "key.revoke", team_id=team.id, target=prefix)
+    return key
+
+
+def set_key_limits(
+    session: Session,
+    prefix: str,
+    *,
+    requests_per_minute: int | None,
+    tokens_per_minute: int | None,
+    actor: str = "cli",
+) -> ApiKey:
+    """Set (or clear, with None) a key's own rate limits; audited."""
+    _check_limit(requests_per_minute, "requests_per_minute")
+    _check_limit(tokens_per_minute, "tokens_per_minute")
+    key, team = _usable_key(session, prefix, datetime.now(UTC))
+    key.requests_per_minute = requests_per_minute
+    key.tokens_per_minute = tokens_per_minute
+    session.flush()
+    limits = {"requests_per_minute": requests_per_minute, "tokens_per_minute": tokens_per_minute}
+    record_action(session, actor, "key.limits", team_id=team.id, target=prefix, details=limits)
+    return key
+
+
+def _grants(key: ApiKey, team: Team) -> KeyInfo:
+    revokes_at = as_utc(key.revoked_at) if key.revoked_at is not None else None
     return KeyInfo(
         key_id=key.id,
         team_id=team.id,
@@ -58,7 +176,28 @@ def authenticate(session: Session, plaintext: str, pepper: str) -> KeyInfo | Non
         store_bodies=team.store_bodies,
         requests_per_minute=team.requests_per_minute,
         tokens_per_minute=team.tokens_per_minute,
+        key_requests_per_minute=key.requests_per_minute,
+        key_tokens_per_minute=key.tokens_per_minute,
+        retention_days=retention_class(team.retention_days),
+        prefix=key.prefix,
+        revokes_at=revokes_at,
     )
+
+
+def authenticate(session: Session, plaintext: str, pepper: str) -> KeyInfo | None:
+    """The grants of a presented key, or None if it is unknown, revoked or wrong."""
+    parts = split_key(plaintext)
+    if parts is None:
+        return None
+    prefix, secret = parts
+    found = repository.key_with_team(session, prefix, datetime.now(UTC))
+    if found is None:
+        verify_secret(secret, DUMMY_SALT, pepper, DUMMY_HASH)
+        return None
+    key, team = found
+    if not verify_secret(secret, key.salt, pepper, key.key_hash):
+        return None
+    return _grants(key, team)
 
 
 def team_info(session: Session, name: str) -> KeyInfo | None:
@@ -74,4 +213,5 @@ def team_info(session: Session, name: str) -> KeyInfo | None:
         store_bodies=team.store_bodies,
         requests_per_minute=team.requests_per_minute,
         tokens_per_minute=team.tokens_per_minute,
+        retention_days=retention_class(team.retention_days),
     )

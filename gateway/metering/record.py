@@ -28,6 +28,8 @@ class CallRecord:
     team_id: int | None = None
     team_name: str | None = None
     key_id: int | None = None
+    # The team's retention class, copied onto the call's rows (see gateway.retention).
+    retention_days: int = 0
     feature: str | None = None
     end_user: str | None = None
     source: str = "product"

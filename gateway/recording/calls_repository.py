@@ -1,38 +1,21 @@
-"""SQL that writes call rows: idempotent batched inserts and day partitions on Postgres."""
+"""SQL that writes call rows: idempotent batched inserts, and the partitions they need."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC
 from typing import Any
 
-from sqlalchemy import Connection, Table, insert, text
+from sqlalchemy import Connection, Table, insert
 from sqlalchemy.dialects import postgresql, sqlite
 
+from gateway.recording.partitions import Slot, ensure_partitions
 from gateway.recording.rows import RowBatch
 from plumbline.models import Call, CallBody, CallLogprobs, LiveSample
 
-PARTITIONED_TABLES = ("calls", "call_logprobs", "call_bodies")
 
-
-def partition_name(table: str, day: date) -> str:
-    """Name of the partition of `table` that holds `day`."""
-    return f"{table}_p{day:%Y%m%d}"
-
-
-def ensure_day_partitions(connection: Connection, days: set[date]) -> None:
-    """Create the Postgres partitions the given days need (no-op elsewhere)."""
-    if connection.dialect.name != "postgresql":
-        return
-    for day in sorted(days):
-        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-        end = start + timedelta(days=1)
-        for table in PARTITIONED_TABLES:
-            connection.execute(
-                text(
-                    f"CREATE TABLE IF NOT EXISTS {partition_name(table, day)} PARTITION OF {table} "
-                    f"FOR VALUES FROM ('{start.isoformat()}') TO ('{end.isoformat()}')"
-                )
-            )
+def ensure_day_partitions(connection: Connection, slots: set[Slot]) -> None:
+    """Create the Postgres partitions the given (day, retention class) slots need."""
+    ensure_partitions(connection, slots)
 
 
 def _insert_ignoring_duplicates(
@@ -64,6 +47,9 @@ def write_batch(connection: Connection, batch: RowBatch) -> None:
     )
 
 
-def days_of(batch: RowBatch) -> set[date]:
-    """The UTC days a batch's rows fall on."""
-    return {row["created_at"].astimezone(UTC).date() for row in batch.calls}
+def days_of(batch: RowBatch) -> set[Slot]:
+    """The (UTC day, retention class) slots a batch's rows fall in."""
+    return {
+        (row["created_at"].astimezone(UTC).date(), int(row.get("retention_days") or 0))
+        for row in batch.calls
+    }

@@ -8,12 +8,14 @@ from typing import Any
 
 import orjson
 
+from gateway.config import RedactionConfig
 from gateway.metering import logprob_codec
 from gateway.metering.cost import call_cost
 from gateway.metering.logprob_summary import LogprobSummary, summarize_chat, summarize_parsed
 from gateway.metering.record import CallRecord
 from gateway.metering.timings import phase_timings
 from gateway.recording.live_rows import live_sample_row
+from gateway.recording.stored_text import RedactionPolicy
 
 
 @dataclass(slots=True)
@@ -61,7 +63,9 @@ def _engine_times(metrics: dict[str, Any] | None) -> dict[str, float | None]:
     }
 
 
-def call_row(record: CallRecord) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def call_row(
+    record: CallRecord, policy: RedactionPolicy | None = None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The `calls` row of a record, plus its `call_logprobs` row when it has logprobs."""
     prompt, completion, cached, usage_source = _usage_counts(record)
     timings = phase_timings(record.t_arrival, record.token_chunk_times, record.t_done)
@@ -77,6 +81,7 @@ def call_row(record: CallRecord) -> tuple[dict[str, Any], dict[str, Any] | None]
     row: dict[str, Any] = {
         "id": record.id,
         "created_at": record.created_at,
+        "retention_days": record.retention_days,
         "request_id": record.request_id,
         "team_id": record.team_id,
         "key_id": record.key_id,
@@ -95,7 +100,7 @@ def call_row(record: CallRecord) -> tuple[dict[str, Any], dict[str, Any] | None]
         "status_code": record.status_code,
         "cancelled": record.cancelled,
         "error_type": record.error_type,
-        "error_message": record.error_message,
+        "error_message": policy.message(record.error_message) if policy else record.error_message,
         "finish_reason": record.finish_reason,
         "prompt_tokens": prompt,
         "completion_tokens": completion,
@@ -128,11 +133,14 @@ def call_row(record: CallRecord) -> tuple[dict[str, Any], dict[str, Any] | None]
     logprobs_row = {
         "call_id": record.id,
         "created_at": record.created_at,
+        "retention_days": record.retention_days,
         "team_id": record.team_id,
         "format": record.logprob_format,
         "token_count": stored.token_count,
         "top_k": record.logprob_k,
-        "payload": logprob_codec.encode(stored.document),
+        "payload": logprob_codec.encode(
+            policy.logprobs(stored.document) if policy else stored.document
+        ),
     }
     return row, logprobs_row
 
@@ -156,34 +164,35 @@ def _logprobs(record: CallRecord) -> _StoredLogprobs:
     return _StoredLogprobs(orjson.dumps(keyed), tokens, summarize_parsed(keyed))
 
 
-def body_row(record: CallRecord) -> dict[str, Any] | None:
-    """The `call_bodies` row of a record whose team opted in to body storage."""
+def body_row(record: CallRecord, policy: RedactionPolicy) -> dict[str, Any] | None:
+    """The `call_bodies` row of a record whose team opted in to body storage, redacted."""
     if not record.store_body or record.request_body is None:
         return None
+    response = record.response_body
     return {
         "call_id": record.id,
         "created_at": record.created_at,
+        "retention_days": record.retention_days,
         "team_id": record.team_id,
         "end_user": record.end_user,
-        "request_body": record.request_body.decode("utf-8", "replace"),
-        "response_body": (
-            record.response_body.decode("utf-8", "replace") if record.response_body else None
-        ),
+        "request_body": policy.request(record.request_body),
+        "response_body": policy.response(response, record.stream) if response else None,
     }
 
 
 RowObserver = Callable[[CallRecord, dict[str, Any]], None]
 
 
-def build_rows(records: list[CallRecord]) -> RowBatch:
-    """Rows for a batch of records."""
+def build_rows(records: list[CallRecord], policy: RedactionPolicy | None = None) -> RowBatch:
+    """Rows for a batch of records (redacted as the policy says; default: the defaults)."""
+    policy = policy or RedactionPolicy(RedactionConfig())
     batch = RowBatch()
     for record in records:
-        row, logprobs_row = call_row(record)
+        row, logprobs_row = call_row(record, policy)
         batch.calls.append(row)
         if logprobs_row is not None:
             batch.logprobs.append(logprobs_row)
-        body = body_row(record)
+        body = body_row(record, policy)
         if body is not None:
             batch.bodies.append(body)
         live = live_sample_row(record)

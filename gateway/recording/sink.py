@@ -12,7 +12,6 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import date
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -20,8 +19,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.calls_repository import days_of, ensure_day_partitions, write_batch
+from gateway.recording.partitions import Slot
 from gateway.recording.rows import RowBatch, RowObserver, build_rows
 from gateway.recording.spool import Spool
+from gateway.recording.stored_text import RedactionPolicy
 
 log = logging.getLogger(__name__)
 RETRY_INTERVAL_S = 1.0
@@ -56,7 +57,9 @@ class LogSink:
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
-        self._days_ready: set[date] = set()
+        self.policy = RedactionPolicy(config.redaction)
+        # (day, retention class) slots whose partitions this process has made sure exist.
+        self._slots_ready: set[Slot] = set()
         self._next_retry = 0.0
         self._busy = False
         # Start by looking for batches an earlier process left in the spool.
@@ -125,7 +128,7 @@ class LogSink:
         batch = RowBatch()
         for record in records:
             try:
-                rows = build_rows([record])
+                rows = build_rows([record], self.policy)
             except Exception:
                 # One malformed record must not take its batch down with it.
                 self.stats.dropped += 1
@@ -151,12 +154,14 @@ class LogSink:
         started = time.perf_counter()
         try:
             with self.engine.begin() as connection:
-                days = days_of(batch) - self._days_ready
-                if days:
-                    ensure_day_partitions(connection, days)
+                slots = days_of(batch) - self._slots_ready
+                if slots:
+                    ensure_day_partitions(connection, slots)
                 write_batch(connection, batch)
-            self._days_ready |= days_of(batch)
+            self._slots_ready |= days_of(batch)
         except (SQLAlchemyError, OSError) as error:
+            # The retention job may have dropped a partition this process made earlier.
+            self._slots_ready.clear()
             self.stats.failed_batches += 1
             if self.stats.database_up:
                 log.warning("database unreachable, spooling call records: %s", error)

@@ -1,0 +1,54 @@
+"""Team policies: rate limits, body storage and retention, set by an admin and audited."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from gateway.auth import repository
+from gateway.auth.audit import record_action
+from gateway.errors import GatewayError
+from gateway.retention.classes import check_retention_days
+from plumbline.models import Team
+
+POLICY_FIELDS = ("requests_per_minute", "tokens_per_minute", "store_bodies", "retention_days")
+
+
+def _check(values: dict[str, Any]) -> None:
+    unknown = set(values) - set(POLICY_FIELDS)
+    if unknown:
+        raise GatewayError(400, f"Unknown team settings: {', '.join(sorted(unknown))}.")
+    for name in ("requests_per_minute", "tokens_per_minute"):
+        value = values.get(name)
+        if value is not None and not 1 <= value <= 1_000_000_000:
+            raise GatewayError(400, f"`{name}` must be between 1 and 1000000000 (or null).", name)
+    try:
+        check_retention_days(values.get("retention_days"))
+    except ValueError as error:
+        raise GatewayError(400, str(error), "retention_days") from None
+    if values.get("retention_days") == 0:
+        values["retention_days"] = None  # 0 and null both mean: keep
+
+
+def set_team_policy(
+    session: Session, name: str, values: dict[str, Any], *, create: bool = False, actor: str = "cli"
+) -> Team:
+    """Change some of a team's policies (others stay); audited with the old and new values."""
+    _check(values)
+    team = repository.team_by_name(session, name)
+    if team is None and create:
+        team = repository.add_team(session, name)
+    if team is None:
+        raise GatewayError(404, f"No team named `{name[:128]}`.", "team")
+    before = {field: getattr(team, field) for field in values}
+    repository.update_team(session, team, values)
+    record_action(
+        session,
+        actor,
+        "team.policy",
+        team_id=team.id,
+        target=team.name,
+        details={"before": before, "after": values},
+    )
+    return team

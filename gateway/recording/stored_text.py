@@ -1,0 +1,204 @@
+"""Redact what the sink stores: request and response bodies, SSE streams, logprob documents.
+
+JSON is redacted value by value (so a secret escaped as `\\u0040` is still found); generated
+text is redacted as one text per choice even when it arrives as deltas or tokens, so a secret
+cut across chunks is caught, and the logprob alternatives at its positions are masked too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from gateway.config import RedactionConfig
+from gateway.recording.redaction import Redactor
+
+MASK = "[REDACTED]"
+Slot = tuple[Any, Any]  # (container, key) of one string
+
+
+def _walk(value: Any, redactor: Redactor) -> Any:
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, list):
+        return [_walk(v, redactor) for v in value]
+    if isinstance(value, dict):
+        return {redactor.text(k): _walk(v, redactor) for k, v in value.items()}
+    return value
+
+
+def _redact_slots(slots: list[Slot], redactor: Redactor) -> set[int]:
+    """Redact strings held in (container, key) slots as one text; the changed slot indices."""
+    new, changed = redactor.pieces([container[key] for container, key in slots])
+    for index in changed:
+        container, key = slots[index]
+        container[key] = new[index]
+    return changed
+
+
+def _mask_chat_entries(entries: list[Any], redactor: Redactor) -> bool:
+    """Chat logprob entries: redact sampled tokens as text, mask alternatives where changed."""
+    usable = [e for e in entries if isinstance(e, dict) and isinstance(e.get("token"), str)]
+    changed = _redact_slots([(e, "token") for e in usable], redactor)
+    for index in changed:
+        entry = usable[index]
+        if "bytes" in entry:
+            entry["bytes"] = list(entry["token"].encode())
+        for alternative in entry.get("top_logprobs") or ():
+            if isinstance(alternative, dict):
+                alternative["token"] = MASK
+                alternative["bytes"] = list(MASK.encode())
+    return bool(changed)
+
+
+def _mask_completion(logprobs: dict[str, Any], redactor: Redactor) -> bool:
+    """Completion logprobs: redact the `tokens` list as text, mask alternatives where changed."""
+    tokens = logprobs.get("tokens")
+    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+        return False
+    changed = _redact_slots([(tokens, i) for i in range(len(tokens))], redactor)
+    alternatives = logprobs.get("top_logprobs")
+    if not isinstance(alternatives, list):
+        alternatives = []
+    for index in changed:
+        if index < len(alternatives) and isinstance(alternatives[index], dict):
+            values = list(alternatives[index].values())
+            alternatives[index] = {MASK: values[0]} if values else {}
+    return bool(changed)
+
+
+def _mask_logprobs(logprobs: Any, redactor: Redactor) -> None:
+    if isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list):
+        _mask_chat_entries(logprobs["content"], redactor)
+    elif isinstance(logprobs, dict):
+        _mask_completion(logprobs, redactor)
+
+
+def logprob_document(document: bytes, redactor: Redactor) -> bytes:
+    """A stored `{"<choice>": logprobs}` document with secrets in its tokens masked."""
+    parsed = orjson.loads(document)
+    if not isinstance(parsed, dict):
+        return document
+    changed = False
+    for value in parsed.values():
+        if isinstance(value, list):
+            changed |= _mask_chat_entries(value, redactor)
+        elif isinstance(value, dict):
+            changed |= _mask_completion(value, redactor)
+    return orjson.dumps(parsed) if changed else document
+
+
+def _response_object(obj: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+    """A whole (non-streamed) response: logprobs as token text first, then every string."""
+    for choice in obj.get("choices") or ():
+        if isinstance(choice, dict):
+            _mask_logprobs(choice.get("logprobs"), redactor)
+    redacted: dict[str, Any] = _walk(obj, redactor)
+    return redacted
+
+
+def _stream(body: bytes, redactor: Redactor) -> str:
+    """An SSE body: each choice's deltas and logprob tokens redacted across events."""
+    events: list[Any] = []
+    for raw in body.split(b"\n\n"):
+        data = raw.strip()
+        if data.startswith(b"data:") and data[5:].strip() != b"[DONE]":
+            try:
+                events.append(orjson.loads(data[5:]))
+                continue
+            except orjson.JSONDecodeError:
+                pass
+        events.append(raw.decode("utf-8", "replace"))
+    texts: dict[Any, list[Slot]] = {}
+    tokens: dict[Any, list[dict[str, Any]]] = {}
+    for event in events:
+        for choice in (event.get("choices") if isinstance(event, dict) else None) or ():
+            if not isinstance(choice, dict):
+                continue
+            index = choice.get("index", 0)
+            delta = choice.get("delta")
+            if isinstance(delta, dict) and isinstance(delta.get("content"), str):
+                texts.setdefault(index, []).append((delta, "content"))
+            elif isinstance(choice.get("text"), str):
+                texts.setdefault(index, []).append((choice, "text"))
+            logprobs = choice.get("logprobs")
+            if isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list):
+                tokens.setdefault(index, []).extend(logprobs["content"])
+            elif isinstance(logprobs, dict):
+                _mask_completion(logprobs, redactor)
+    for slots in texts.values():
+        _redact_slots(slots, redactor)
+    for entries in tokens.values():
+        _mask_chat_entries(entries, redactor)
+    out = []
+    for event in events:
+        if isinstance(event, str):
+            out.append(redactor.text(event))
+        else:
+            out.append("data: " + orjson.dumps(_walk(event, redactor)).decode())
+    return "\n\n".join(out)
+
+
+def request_body(body: bytes, redactor: Redactor) -> str:
+    """A stored request body: JSON redacted value by value, anything else as text."""
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return redactor.text(body.decode("utf-8", "replace"))
+    return orjson.dumps(_walk(parsed, redactor)).decode()
+
+
+def response_body(body: bytes, stream: bool, redactor: Redactor) -> str:
+    """A stored response body, whole JSON or SSE stream."""
+    if stream and body.lstrip().startswith(b"data:"):
+        return _stream(body, redactor)
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return redactor.text(body.decode("utf-8", "replace"))
+    if isinstance(parsed, dict):
+        return orjson.dumps(_response_object(parsed, redactor)).decode()
+    return orjson.dumps(_walk(parsed, redactor)).decode()
+
+
+class RedactionPolicy:
+    """What the writer applies to each stored text, built from the recording config."""
+
+    def __init__(self, config: RedactionConfig) -> None:
+        self.redactor = (
+            Redactor(
+                emails=config.emails,
+                api_keys=config.api_keys,
+                card_numbers=config.card_numbers,
+                extra_patterns=config.extra_patterns,
+            )
+            if config.enabled
+            else None
+        )
+        self.mask_logprobs = config.enabled and config.logprobs
+        self.max_body_bytes = config.max_stored_body_bytes
+
+    def request(self, body: bytes) -> str:
+        """A request body as stored."""
+        body = body[: self.max_body_bytes]
+        if self.redactor is None:
+            return body.decode("utf-8", "replace")
+        return request_body(body, self.redactor)
+
+    def response(self, body: bytes, stream: bool) -> str:
+        """A response body (JSON or SSE) as stored."""
+        body = body[: self.max_body_bytes]
+        if self.redactor is None:
+            return body.decode("utf-8", "replace")
+        return response_body(body, stream, self.redactor)
+
+    def logprobs(self, document: bytes) -> bytes:
+        """A logprob document as stored."""
+        if self.redactor is None or not self.mask_logprobs:
+            return document
+        return logprob_document(document, self.redactor)
+
+    def message(self, text: str | None) -> str | None:
+        """An error message as stored (backends may quote the request in them)."""
+        return text if text is None or self.redactor is None else self.redactor.text(text)

@@ -1,0 +1,1 @@
+"""Data lifecycle: retention classes, the retention job, and deleting an end user's data."""
