@@ -1,0 +1,26 @@
+"""Processes the reliability tests start: a simulator with no model time, a gateway in front."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from tests.support.gateway_process import GatewayProcess
+
+# An engine that takes no time: what is measured is the gateway and its recording path.
+ZERO_TIME = {"prefill_ms_per_token": 0.0, "decode_ms_per_token": 0.0, "max_num_seqs": 4096}
+QUESTION = [{"role": "user", "content": "Is the contract signed?"}]
+# A four-token answer: light enough for a 2-CPU machine to keep up hundreds of calls a second.
+LIGHT = {"model": "tiny", "messages": QUESTION, "max_tokens": 4}
+
+
+@contextmanager
+def running_gateway(config: dict[str, Any], database_url: str) -> Iterator[GatewayProcess]:
+    """A started `plumbline gateway`, stopped (SIGTERM) on exit unless already gone."""
+    gateway = GatewayProcess(config, database_url)
+    gateway.start()
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
