@@ -12,6 +12,9 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 from gateway.api import (
+    admin_data,
+    admin_keys,
+    admin_teams,
     alerts,
     calls,
     eval_paraphrases,
@@ -40,7 +43,9 @@ def _json_error(status: int, message: str, param: str | None = None) -> Response
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(GatewayError)
     async def gateway_error(_: Request, error: GatewayError) -> Response:
-        return _json_error(error.status, error.message, error.param)
+        response = _json_error(error.status, error.message, error.param)
+        response.headers.update({k.decode(): v.decode() for k, v in error.headers})
+        return response
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, error: HTTPException) -> Response:
@@ -96,6 +101,9 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(eval_runs.router)
     app.include_router(alerts.router)
     app.include_router(stability.router)
+    app.include_router(admin_keys.router)
+    app.include_router(admin_teams.router)
+    app.include_router(admin_data.router)
     app.include_router(dashboard_router())
     _install_error_handlers(app)
     return app

@@ -23,6 +23,9 @@ _TYPES = {
 class GatewayError(Exception):
     """An error answered to the client in OpenAI's shape and recorded with the call."""
 
+    # Extra response headers (Retry-After on a 429), as raw ASGI header pairs.
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
     def __init__(self, status: int, message: str, param: str | None = None) -> None:
         super().__init__(status, message, param)
         self.status = status

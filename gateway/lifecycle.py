@@ -14,6 +14,7 @@ from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import CallbackCollector, GatewayMetrics
+from gateway.proxy.rate_limiter import RateLimiter
 from gateway.recording.sink import LogSink
 from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
@@ -78,7 +79,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         engine.dispose()
         raise
     sampler = LiveSampler(config.live_sampling)
-    metrics = GatewayMetrics([*config.features, *sampler.features])
+    metrics = GatewayMetrics([*config.features, *sampler.features], [m.name for m in config.models])
     sink = LogSink(engine, config.recording, observer=metrics.observe)
     sink.start()
     http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False))
@@ -96,6 +97,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         keys=KeyCache(make_session_factory(engine), settings.key_salt.get_secret_value()),
         metrics=metrics,
         sampler=sampler,
+        limiter=RateLimiter(config.limits.rate_limit_replicas),
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     ProcessCollector(registry=metrics.registry)

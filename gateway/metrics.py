@@ -16,14 +16,28 @@ ITL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.
 OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1)
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
 CALL_LABELS = ("model", "backend", "team", "feature")
+# Error types a backend or provider may name: anything else is counted as "Error".
+ERROR_TYPES = frozenset(
+    {
+        *(f"{name}Error" for name in ("BadRequest", "Authentication", "PermissionDenied")),
+        *(f"{name}Error" for name in ("NotFound", "RequestTimeout", "RequestTooLarge")),
+        *(f"{name}Error" for name in ("UnprocessableEntity", "RateLimit", "InternalServer")),
+        *(f"{name}Error" for name in ("BadGateway", "ServiceUnavailable", "GatewayTimeout")),
+        "ClientClosedRequest",
+        "invalid_request_error",
+        "Error",
+    }
+)
 
 
 class GatewayMetrics:
     """Call, token, cost and latency metrics labelled by bounded sets of values."""
 
-    def __init__(self, features: Iterable[str]) -> None:
+    def __init__(self, features: Iterable[str], models: Iterable[str] = ()) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._features = frozenset(features)
+        # Clients name any model they like; only configured ones become label values.
+        self._models = frozenset(models)
         r = self.registry
         self.calls = Counter(
             "plumbline_calls", "Calls through the gateway", [*CALL_LABELS, "status"], registry=r
@@ -121,10 +135,14 @@ class GatewayMetrics:
             return "eval"
         return "other"
 
+    def model_label(self, model: str | None) -> str:
+        """Configured models keep their name; anything a client made up is `unknown`."""
+        return model if model in self._models else "unknown"
+
     def observe(self, record: CallRecord, row: dict[str, Any]) -> None:
         """Count one finished call (called from the log sink's thread)."""
         labels = (
-            record.model or "unknown",
+            self.model_label(record.model),
             record.backend or "none",
             record.team_name or "none",
             self.feature_label(record.feature),
@@ -132,7 +150,8 @@ class GatewayMetrics:
         status = "cancelled" if record.cancelled else str(record.status_code)
         self.calls.labels(*labels, status).inc()
         if record.status_code >= 400:
-            self.errors.labels(*labels, record.error_type or "Error").inc()
+            error_type = record.error_type if record.error_type in ERROR_TYPES else "Error"
+            self.errors.labels(*labels, error_type).inc()
         for direction, tokens, cost in (
             ("input", row["prompt_tokens"], row["input_cost"]),
             ("output", row["completion_tokens"], row["output_cost"]),

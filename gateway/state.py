@@ -12,6 +12,7 @@ from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
+from gateway.proxy.rate_limiter import RateLimiter
 from gateway.recording.sink import LogSink
 from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
@@ -33,3 +34,4 @@ class GatewayState:
     keys: KeyCache
     metrics: GatewayMetrics
     sampler: LiveSampler
+    limiter: RateLimiter

@@ -12,13 +12,13 @@ from plumbline.db.base import Base
 from plumbline.db.engine import create_db_engine
 from plumbline.settings import Settings
 
-PARTITION_NAME = re.compile(r"_p\d{8}$")
+PARTITION_NAME = re.compile(r"_p\d{8}(_r\d+)?$")
 
 
 def include_object(
     obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
 ) -> bool:
-    """Leave the day partitions the log sink creates out of autogenerate."""
+    """Leave the day (and day-and-class) partitions the log sink creates out of autogenerate."""
     return not (type_ == "table" and name is not None and PARTITION_NAME.search(name))
 
 

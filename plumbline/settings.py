@@ -95,6 +95,8 @@ class WorkerSettings(BaseModel):
     resample_concurrency: int = Field(default=2, ge=1, description="Resample calls per model")
     # vLLM `priority` of resample calls (larger = later), sent only to priority-scheduled models.
     resample_priority: int = 10
+    # How often beat runs the retention job (drops expired call partitions, audited).
+    retention_interval_s: float = Field(default=3600.0, gt=0)
     notify: NotifySettings = Field(default_factory=NotifySettings)
 
 

@@ -24,6 +24,7 @@ TASK_MODULES = (
     "workers.tasks.schedules",
     "workers.tasks.alerts",
     "workers.tasks.live",
+    "workers.tasks.retention",
 )
 ROUTES = {
     "evals.execute_batch": {"queue": "evals"},
@@ -46,6 +47,7 @@ def beat_schedule(settings: Settings) -> dict[str, Any]:
         "dispatch-due-runs": ("schedules.dispatch_due_runs", worker.schedule_tick_s),
         "sweep": ("evals.sweep", worker.sweep_interval_s),
         "dispatch-live-samples": ("live.dispatch_pending", worker.live_dispatch_interval_s),
+        "apply-retention": ("retention.apply", worker.retention_interval_s),
     }
     return {
         key: {"task": task, "schedule": every, "options": {"expires": every}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
+from datetime import UTC, datetime
 
 import anyio.to_thread
 from sqlalchemy.exc import SQLAlchemyError
@@ -42,12 +43,21 @@ class KeyCache:
                 self._entries[digest] = (now + NEGATIVE_TTL_S, cached[1])
                 return cached[1]
             raise
-        ttl = POSITIVE_TTL_S if info is not None else NEGATIVE_TTL_S
-        self._entries[digest] = (now + ttl, info)
+        self._entries[digest] = (now + self._ttl(info), info)
         self._entries.move_to_end(digest)
         while len(self._entries) > MAX_ENTRIES:
             self._entries.popitem(last=False)
         return info
+
+    @staticmethod
+    def _ttl(info: KeyInfo | None) -> float:
+        """How long a verdict may be reused: never past the end of a key's grace period."""
+        if info is None:
+            return NEGATIVE_TTL_S
+        if info.revokes_at is None:
+            return POSITIVE_TTL_S
+        left = (info.revokes_at - datetime.now(UTC)).total_seconds()
+        return max(0.0, min(POSITIVE_TTL_S, left))
 
     async def team(self, name: str) -> KeyInfo | None:
         """A team's policies as a KeyInfo without a key (for admin calls made on its behalf)."""
@@ -64,7 +74,7 @@ class KeyCache:
             return team_info(session, name)
 
     def forget_all(self) -> None:
-        """Drop every cached verdict (after a revoke through the API)."""
+        """Drop every cached verdict (after a key or team change through this gateway's API)."""
         self._entries.clear()
         self._teams.clear()
 

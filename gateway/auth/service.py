@@ -95,7 +95,7 @@ def create_key(
 def _usable_key(session: Session, prefix: str, now: datetime) -> tuple[ApiKey, Team]:
     found = repository.key_with_team(session, prefix, now)
     if found is None:
-        raise GatewayError(404, f"No active key with prefix `{prefix[:16]}`.", "prefix")
+        raise GatewayError(404, f"There is no active key with prefix `{prefix[:16]}`.", "prefix")
     return found
 
 

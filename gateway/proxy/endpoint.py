@@ -19,7 +19,8 @@ from gateway.ids import new_call_id, new_request_id
 from gateway.metering.record import CallRecord
 from gateway.proxy.asgi_io import Receive, Scope, Send, header_map, header_text, read_body
 from gateway.proxy.forward import Forwarder
-from gateway.proxy.request_fields import describe_request, source_of
+from gateway.proxy.rate_limiter import RateLimitExceeded
+from gateway.proxy.request_fields import describe_request, source_of, tokens_used
 from gateway.proxy.request_plan import plan_request
 from gateway.state import GatewayState
 
@@ -60,8 +61,11 @@ class ProxyCall:
             feature=feature,
             end_user=header_text(self.headers, b"x-plumbline-user", 256),
             source=source_of(feature),
+            retention_days=state.config.recording.unattributed_retention_days,
         )
         self.forwarder = Forwarder(state, self.record, send, path)
+        # The key whose token buckets pay for this call, once it is admitted.
+        self.charged: KeyInfo | None = None
 
     async def run(self) -> None:
         """Serve the call; whatever happens, hand its record to the sink."""
@@ -85,6 +89,8 @@ class ProxyCall:
         finally:
             self.record.t_done = perf_counter()
             self.record.overhead_s = self.forwarder.overhead_s
+            if self.charged is not None:
+                self.state.limiter.charge_tokens(self.charged, tokens_used(self.record))
             self.state.sink.submit(self.record)
 
     async def _handle(self) -> None:
@@ -142,12 +148,19 @@ class ProxyCall:
             ) from None
         if info is None:
             raise GatewayError(401, "Invalid or revoked API key.")
+        # Limits belong to the presented key and its own team, also when it acts for another.
+        refusal = self.state.limiter.admit(info)
+        self.record.key_id = info.key_id
+        if refusal is not None:
+            self.record.team_id, self.record.team_name = info.team_id, info.team_name
+            raise RateLimitExceeded(refusal)
+        self.charged = info
         on_behalf = header_text(self.headers, b"x-plumbline-team", 128)
         if on_behalf is not None and on_behalf != info.team_name:
             info = await self._act_for_team(info, on_behalf)
         self.record.team_id = info.team_id
         self.record.team_name = info.team_name
-        self.record.key_id = info.key_id
+        self.record.retention_days = info.retention_days
         return info
 
     async def _act_for_team(self, info: KeyInfo, team: str) -> KeyInfo:
@@ -166,6 +179,8 @@ class ProxyCall:
             team_name=acting.team_name,
             is_admin=False,
             store_bodies=acting.store_bodies,
+            retention_days=acting.retention_days,
+            prefix=info.prefix,
         )
 
     @staticmethod

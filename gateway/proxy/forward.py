@@ -103,4 +103,5 @@ class Forwarder(Relay):
             await self.send_stream_error(error)
             return
         self.finished = True
-        await send_bytes(self.send, error.status, error.body(), self.response_headers(None))
+        headers = [*self.response_headers(None), *error.headers]
+        await send_bytes(self.send, error.status, error.body(), headers)

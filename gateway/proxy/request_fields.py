@@ -42,3 +42,12 @@ def describe_request(record: CallRecord, payload: dict[str, Any]) -> None:
     if limit is None:
         limit = payload.get("max_tokens")
     record.max_tokens = _bounded_int(limit, INT32)
+
+
+def tokens_used(record: CallRecord) -> int:
+    """Tokens a finished call consumed (the backend's usage, else the tokens counted)."""
+    usage = record.usage or {}
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if type(prompt) is int and type(completion) is int:
+        return max(0, prompt) + max(0, completion)
+    return record.completion_tokens_seen

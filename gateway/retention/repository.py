@@ -135,9 +135,7 @@ def forget_eval_texts(session: Session, call_ids: Sequence[str]) -> int:
     for start in range(0, len(call_ids), 500):
         chunk = list(call_ids[start : start + 500])
         result = session.execute(
-            update(EvalSample)
-            .where(EvalSample.call_id.in_(chunk))
-            .values(text=None, call_id=None)
+            update(EvalSample).where(EvalSample.call_id.in_(chunk)).values(text=None, call_id=None)
         )
         total += int(result.rowcount)  # type: ignore[attr-defined]
     return total

@@ -1,4 +1,4 @@
-"""`plumbline keys`: create, list and revoke API keys."""
+"""`plumbline keys`: create, list, rotate and revoke API keys, and set their rate limits."""
 
 from __future__ import annotations
 
@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
+from plumbline.cli.admin_context import admin_transaction, cli_actor, fail
+
 keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys (only hashes are stored).")
+RpmOption = Annotated[
+    int | None, typer.Option("--rpm", help="Requests per minute for this key alone")
+]
+TpmOption = Annotated[
+    int | None, typer.Option("--tpm", help="Tokens per minute for this key alone")
+]
 
 
 @keys_app.command("create")
@@ -14,21 +22,23 @@ def create(
     team: Annotated[str, typer.Option(help="Team the key belongs to (created if new)")],
     admin: Annotated[bool, typer.Option(help="Key may see every team's data")] = False,
     name: Annotated[str, typer.Option(help="A label for the key")] = "default",
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
 ) -> None:
     """Create a key and print it once."""
     from gateway.auth.service import create_key
-    from plumbline.db import create_db_engine, make_session_factory
-    from plumbline.settings import Settings
 
-    settings = Settings()
-    engine = create_db_engine(settings.database.url)
-    try:
-        with make_session_factory(engine)() as session, session.begin():
-            issued = create_key(
-                session, team, settings.key_salt.get_secret_value(), admin=admin, name=name
-            )
-    finally:
-        engine.dispose()
+    with admin_transaction() as (settings, session):
+        issued = create_key(
+            session,
+            team,
+            settings.key_salt.get_secret_value(),
+            admin=admin,
+            name=name,
+            requests_per_minute=rpm,
+            tokens_per_minute=tpm,
+            actor=cli_actor(),
+        )
     typer.echo(issued.plaintext)
     typer.echo(
         f"team={issued.team} admin={issued.is_admin} prefix={issued.prefix} "
@@ -38,42 +48,81 @@ def create(
 
 
 @keys_app.command("list")
-def list_keys() -> None:
+def list_keys(
+    team: Annotated[str | None, typer.Option(help="Only this team's keys")] = None,
+) -> None:
     """List keys by prefix (never the secret)."""
-    from gateway.auth import repository
-    from plumbline.db import create_db_engine, make_session_factory
-    from plumbline.settings import Settings
+    from datetime import UTC, datetime
 
-    engine = create_db_engine(Settings().database.url)
-    try:
-        with make_session_factory(engine)() as session:
-            for key, team in repository.list_keys(session):
-                state = "revoked" if key.revoked_at else "active"
-                role = "admin" if key.is_admin else "team"
-                typer.echo(f"{key.prefix}  {team.name:20}  {role:5}  {state:7}  {key.name}")
-    finally:
-        engine.dispose()
+    from gateway.api.admin_keys import key_out
+    from gateway.auth import repository
+
+    now = datetime.now(UTC)
+    with admin_transaction() as (_, session):
+        row = repository.team_by_name(session, team) if team else None
+        if team and row is None:
+            fail(f"no team named {team!r}")
+        for key, owner in repository.list_keys(session, row.id if row else None):
+            out = key_out(key, owner, now)
+            role = "admin" if out.admin else "team"
+            limits = f"rpm={out.requests_per_minute or '-'} tpm={out.tokens_per_minute or '-'}"
+            typer.echo(
+                f"{out.prefix}  {out.team:20}  {role:5}  {out.state:8}  {limits}  {out.name}"
+            )
 
 
 @keys_app.command("revoke")
 def revoke(
     prefix: Annotated[str, typer.Argument(help="The key's prefix (see `keys list`)")],
 ) -> None:
-    """Revoke a key; gateways stop accepting it within 30 seconds."""
-    from gateway.auth import repository
-    from plumbline.db import create_db_engine, make_session_factory
-    from plumbline.settings import Settings
+    """Revoke a key; gateways stop accepting it within 30 seconds (at once via the admin API)."""
+    from gateway.auth.service import revoke_key
 
-    engine = create_db_engine(Settings().database.url)
-    try:
-        with make_session_factory(engine)() as session, session.begin():
-            found = repository.revoke_key(session, prefix)
-    finally:
-        engine.dispose()
-    if not found:
-        typer.echo(f"no active key with prefix {prefix}", err=True)
-        raise typer.Exit(1)
+    with admin_transaction() as (_, session):
+        revoke_key(session, prefix, actor=cli_actor())
     typer.echo(f"revoked {prefix}")
+
+
+@keys_app.command("rotate")
+def rotate(
+    prefix: Annotated[str, typer.Argument(help="The key's prefix (see `keys list`)")],
+    grace_s: Annotated[
+        int, typer.Option("--grace-s", help="Seconds the old key keeps working")
+    ] = 0,
+) -> None:
+    """Issue a new key for the same team (same scope, name, limits) and revoke the old one."""
+    from gateway.auth.service import rotate_key
+
+    with admin_transaction() as (settings, session):
+        rotation = rotate_key(
+            session,
+            prefix,
+            settings.key_salt.get_secret_value(),
+            grace_s=grace_s,
+            actor=cli_actor(),
+        )
+    typer.echo(rotation.issued.plaintext)
+    typer.echo(
+        f"team={rotation.issued.team} prefix={rotation.issued.prefix} replaces {prefix}, which "
+        f"stops working at {rotation.old_revoked_at.isoformat()} (store the new key now)",
+        err=True,
+    )
+
+
+@keys_app.command("limits")
+def limits(
+    prefix: Annotated[str, typer.Argument(help="The key's prefix (see `keys list`)")],
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
+) -> None:
+    """Set a key's own limits (leave one out to clear it; the team's limits still apply)."""
+    from gateway.auth.service import set_key_limits
+
+    with admin_transaction() as (_, session):
+        set_key_limits(
+            session, prefix, requests_per_minute=rpm, tokens_per_minute=tpm, actor=cli_actor()
+        )
+    typer.echo(f"{prefix}: rpm={rpm or '-'} tpm={tpm or '-'}")
 
 
 def register(app: typer.Typer) -> None:

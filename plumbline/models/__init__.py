@@ -6,6 +6,7 @@ from plumbline.models.alert_event import AlertEvent
 from plumbline.models.alert_notification import AlertNotification
 from plumbline.models.alert_state import AlertStateRow
 from plumbline.models.api_key import ApiKey
+from plumbline.models.audit_entry import AuditEntry
 from plumbline.models.call import Call
 from plumbline.models.call_body import CallBody
 from plumbline.models.call_logprobs import CallLogprobs
@@ -26,6 +27,7 @@ __all__ = [
     "AlertNotification",
     "AlertStateRow",
     "ApiKey",
+    "AuditEntry",
     "Call",
     "CallBody",
     "CallLogprobs",

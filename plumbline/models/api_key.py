@@ -25,4 +25,8 @@ class ApiKey(Base):
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.current_timestamp()
     )
+    # In the future while a rotated key's grace period lasts; the key stops working then.
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Per-key limits, applied on top of the team's (NULL: only the team's limits apply).
+    requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, DateTime, Float, Index, Integer, String, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
 
 
 class Call(Base):
-    """A call through the gateway, written by the log sink (partitioned by day on Postgres)."""
+    """A call through the gateway, written by the log sink (by day, then retention class, on PG)."""
 
     __tablename__ = "calls"
     __table_args__ = (
@@ -23,6 +33,11 @@ class Call(Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    # The team's retention class when the call was written (0: kept until deleted); on
+    # Postgres each day partition is split by it, so a class's expired days are dropped whole.
+    retention_days: Mapped[int] = mapped_column(
+        SmallInteger, primary_key=True, default=0, server_default="0"
+    )
     request_id: Mapped[str] = mapped_column(String(128))
     team_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     key_id: Mapped[int | None] = mapped_column(Integer, nullable=True)

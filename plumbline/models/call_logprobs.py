@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Integer, LargeBinary, String
+from sqlalchemy import DateTime, Integer, LargeBinary, SmallInteger, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
@@ -18,6 +18,11 @@ class CallLogprobs(Base):
 
     call_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    # The team's retention class when the call was written (0: kept until deleted); on
+    # Postgres each day partition is split by it, so a class's expired days are dropped whole.
+    retention_days: Mapped[int] = mapped_column(
+        SmallInteger, primary_key=True, default=0, server_default="0"
+    )
     team_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     format: Mapped[str] = mapped_column(String(16))
     token_count: Mapped[int] = mapped_column(Integer)

@@ -1,0 +1,146 @@
+"""Routes: create, list, rotate, revoke keys and set their limits (admin keys only).
+
+Each change commits in its own transaction and then clears this gateway's key cache, so a
+revoked key stops working here at once; other replicas stop within the cache TTL (30 s).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from gateway.api.admin_schemas import (
+    IssuedKeyOut,
+    KeyCreate,
+    KeyLimits,
+    KeyList,
+    KeyOut,
+    PrefixPath,
+    RotateIn,
+    RotationOut,
+)
+from gateway.api.deps import AdminDep, StateDep
+from gateway.auth import repository, service
+from gateway.auth.service import as_utc
+from plumbline.models import ApiKey, Team
+
+router = APIRouter(prefix="/api/admin/keys", tags=["admin"])
+
+
+def key_out(key: ApiKey, team: Team, now: datetime) -> KeyOut:
+    """A key row as listed."""
+    if key.revoked_at is None:
+        state = "active"
+    else:
+        state = "revoking" if as_utc(key.revoked_at) > now else "revoked"
+    return KeyOut(
+        prefix=key.prefix,
+        team=team.name,
+        name=key.name,
+        admin=key.is_admin,
+        state=state,
+        created_at=key.created_at,
+        revoked_at=key.revoked_at,
+        requests_per_minute=key.requests_per_minute,
+        tokens_per_minute=key.tokens_per_minute,
+    )
+
+
+@router.get("", response_model=KeyList)
+def list_keys(
+    caller: AdminDep,
+    state: StateDep,
+    team: Annotated[str | None, Query(max_length=128)] = None,
+) -> KeyList:
+    """Every key (or one team's), newest first; secrets are never stored or shown."""
+    now = datetime.now(UTC)
+    with state.sessions() as session:
+        team_id = None
+        if team is not None:
+            row = repository.team_by_name(session, team)
+            if row is None:
+                return KeyList(data=[])
+            team_id = row.id
+        rows = repository.list_keys(session, team_id)
+        return KeyList(data=[key_out(k, t, now) for k, t in rows])
+
+
+@router.post("", response_model=IssuedKeyOut, status_code=status.HTTP_201_CREATED)
+def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyOut:
+    """Create a key (and its team if new); the plaintext is in this response only."""
+    with state.sessions() as session, session.begin():
+        issued = service.create_key(
+            session,
+            body.team,
+            state.settings.key_salt.get_secret_value(),
+            admin=body.admin,
+            name=body.name,
+            requests_per_minute=body.requests_per_minute,
+            tokens_per_minute=body.tokens_per_minute,
+            actor=caller.actor,
+        )
+    return IssuedKeyOut(
+        key=issued.plaintext,
+        prefix=issued.prefix,
+        team=issued.team,
+        name=issued.name,
+        admin=issued.is_admin,
+    )
+
+
+@router.post("/{prefix}/rotate", response_model=RotationOut)
+def rotate_key(
+    prefix: PrefixPath, caller: AdminDep, state: StateDep, body: RotateIn | None = None
+) -> RotationOut:
+    """Issue a new key for the same team and revoke the old one, now or after `grace_s`."""
+    grace_s = body.grace_s if body else 0
+    with state.sessions() as session, session.begin():
+        rotation = service.rotate_key(
+            session,
+            prefix,
+            state.settings.key_salt.get_secret_value(),
+            grace_s=grace_s,
+            actor=caller.actor,
+        )
+    state.keys.forget_all()
+    return RotationOut(
+        key=rotation.issued.plaintext,
+        prefix=rotation.issued.prefix,
+        team=rotation.issued.team,
+        old_prefix=rotation.old_prefix,
+        old_revoked_at=rotation.old_revoked_at,
+    )
+
+
+@router.post("/{prefix}/revoke", response_model=KeyOut)
+def revoke_key(prefix: PrefixPath, caller: AdminDep, state: StateDep) -> KeyOut:
+    """Revoke a key at once; this gateway's cache is cleared, so its next call is a 401."""
+    with state.sessions() as session, session.begin():
+        key = service.revoke_key(session, prefix, actor=caller.actor)
+        team = session.get(Team, key.team_id)
+        assert team is not None
+        out = key_out(key, team, datetime.now(UTC))
+    state.keys.forget_all()
+    return out
+
+
+@router.patch("/{prefix}", response_model=KeyOut)
+def set_key_limits(
+    prefix: PrefixPath, body: KeyLimits, caller: AdminDep, state: StateDep
+) -> KeyOut:
+    """Set a key's own requests and tokens per minute (null: only the team's limits)."""
+    with state.sessions() as session, session.begin():
+        key = service.set_key_limits(
+            session,
+            prefix,
+            requests_per_minute=body.requests_per_minute,
+            tokens_per_minute=body.tokens_per_minute,
+            actor=caller.actor,
+        )
+        team = session.get(Team, key.team_id)
+        assert team is not None
+        out = key_out(key, team, datetime.now(UTC))
+    state.keys.forget_all()
+    return out

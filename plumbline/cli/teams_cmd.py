@@ -1,0 +1,65 @@
+"""`plumbline teams`: list teams and set their rate limits, body storage and retention."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from plumbline.cli.admin_context import admin_transaction, cli_actor
+
+teams_app = typer.Typer(no_args_is_help=True, help="Team policies: limits, bodies, retention.")
+
+
+@teams_app.command("list")
+def list_teams() -> None:
+    """Every team with its policies."""
+    from gateway.auth import repository
+
+    with admin_transaction() as (_, session):
+        for team in repository.list_teams(session):
+            bodies = "on" if team.store_bodies else "off"
+            typer.echo(
+                f"{team.name:20}  rpm={team.requests_per_minute or '-'}  "
+                f"tpm={team.tokens_per_minute or '-'}  bodies={bodies}  "
+                f"retention={team.retention_days or 'keep'}"
+            )
+
+
+@teams_app.command("set")
+def set_policy(
+    name: Annotated[str, typer.Argument(help="The team")],
+    rpm: Annotated[int | None, typer.Option("--rpm", help="Requests per minute, all keys")] = None,
+    tpm: Annotated[int | None, typer.Option("--tpm", help="Tokens per minute, all keys")] = None,
+    no_limits: Annotated[bool, typer.Option("--no-limits", help="Clear both limits")] = False,
+    store_bodies: Annotated[
+        bool | None, typer.Option("--store-bodies/--no-store-bodies", help="Keep bodies")
+    ] = None,
+    retention_days: Annotated[
+        int | None, typer.Option(help="Days calls are kept: 1, 7, 14, 30, 60, 90, 180, 365, 730, 0")
+    ] = None,
+    create: Annotated[bool, typer.Option(help="Create the team if it does not exist")] = False,
+) -> None:
+    """Change the given policies of a team (the others keep their values); audited."""
+    from gateway.auth.teams import set_team_policy
+
+    values: dict[str, Any] = {}
+    if no_limits:
+        values.update(requests_per_minute=None, tokens_per_minute=None)
+    if rpm is not None:
+        values["requests_per_minute"] = rpm
+    if tpm is not None:
+        values["tokens_per_minute"] = tpm
+    if store_bodies is not None:
+        values["store_bodies"] = store_bodies
+    if retention_days is not None:
+        values["retention_days"] = retention_days
+    with admin_transaction() as (_, session):
+        team = set_team_policy(session, name, values, create=create, actor=cli_actor())
+        summary = ", ".join(f"{k}={getattr(team, k)}" for k in values) or "nothing changed"
+    typer.echo(f"team {name}: {summary}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the teams command group to the CLI."""
+    app.add_typer(teams_app, name="teams")
