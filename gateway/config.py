@@ -112,6 +112,9 @@ class Limits(_Strict):
     # Rate limits are token buckets in each replica's memory: with N replicas behind a
     # balancer, each enforces limit / N (see docs/security.md).
     rate_limit_replicas: int = Field(default=1, ge=1)
+    # How long a verified key is trusted from memory: a revocation made elsewhere (CLI,
+    # another replica) takes effect here within this time.
+    key_cache_ttl_s: float = Field(default=30.0, ge=0, le=3600)
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 120.0
     body_read_timeout_s: float = 30.0

@@ -40,7 +40,7 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     for outcome in ("submitted", "written", "spooled", "replayed", "dropped"):
         records.add_metric([outcome], getattr(sink.stats, outcome))
     pending = GaugeMetricFamily("plumbline_spool_pending_files", "Spooled batches not replayed")
-    pending.add_metric([], len(sink.spool.pending_files()))
+    pending.add_metric([], sink.spooled_files())
     yield from (queue, up, records, pending)
     labels = ["model", "backend"]
     healthy = GaugeMetricFamily(
@@ -94,7 +94,11 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         http=http,
         pool=pool,
         monitor=monitor,
-        keys=KeyCache(make_session_factory(engine), settings.key_salt.get_secret_value()),
+        keys=KeyCache(
+            make_session_factory(engine),
+            settings.key_salt.get_secret_value(),
+            config.limits.key_cache_ttl_s,
+        ),
         metrics=metrics,
         sampler=sampler,
         limiter=RateLimiter(config.limits.rate_limit_replicas),

@@ -130,15 +130,10 @@ def revoke_key(prefix: PrefixPath, caller: AdminDep, state: StateDep) -> KeyOut:
 def set_key_limits(
     prefix: PrefixPath, body: KeyLimits, caller: AdminDep, state: StateDep
 ) -> KeyOut:
-    """Set a key's own requests and tokens per minute (null: only the team's limits)."""
+    """Set the limits sent (null clears one: only the team's applies); the others stay."""
+    values = body.model_dump(include=body.model_fields_set)
     with state.sessions() as session, session.begin():
-        key = service.set_key_limits(
-            session,
-            prefix,
-            requests_per_minute=body.requests_per_minute,
-            tokens_per_minute=body.tokens_per_minute,
-            actor=caller.actor,
-        )
+        key = service.set_key_limits(session, prefix, values, actor=caller.actor)
         team = session.get(Team, key.team_id)
         assert team is not None
         out = key_out(key, team, datetime.now(UTC))

@@ -33,7 +33,7 @@ class KeyCreate(_In):
 
 
 class KeyLimits(_In):
-    """A key's own limits (null clears one; the team's limits still apply)."""
+    """A key's own limits: fields sent change, null clears one (the team's still applies)."""
 
     requests_per_minute: Limit = None
     tokens_per_minute: Limit = None

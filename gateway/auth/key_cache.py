@@ -22,9 +22,12 @@ MAX_ENTRIES = 10_000
 class KeyCache:
     """Resolves presented keys, caching verdicts (revocation takes effect within the TTL)."""
 
-    def __init__(self, sessions: sessionmaker[Session], pepper: str) -> None:
+    def __init__(
+        self, sessions: sessionmaker[Session], pepper: str, ttl_s: float = POSITIVE_TTL_S
+    ) -> None:
         self._sessions = sessions
         self._pepper = pepper
+        self.ttl_s = ttl_s
         self._entries: OrderedDict[bytes, tuple[float, KeyInfo | None]] = OrderedDict()
         self._teams: dict[str, tuple[float, KeyInfo | None]] = {}
 
@@ -49,15 +52,14 @@ class KeyCache:
             self._entries.popitem(last=False)
         return info
 
-    @staticmethod
-    def _ttl(info: KeyInfo | None) -> float:
+    def _ttl(self, info: KeyInfo | None) -> float:
         """How long a verdict may be reused: never past the end of a key's grace period."""
         if info is None:
-            return NEGATIVE_TTL_S
+            return min(NEGATIVE_TTL_S, self.ttl_s)
         if info.revokes_at is None:
-            return POSITIVE_TTL_S
+            return self.ttl_s
         left = (info.revokes_at - datetime.now(UTC)).total_seconds()
-        return max(0.0, min(POSITIVE_TTL_S, left))
+        return max(0.0, min(self.ttl_s, left))
 
     async def team(self, name: str) -> KeyInfo | None:
         """A team's policies as a KeyInfo without a key (for admin calls made on its behalf)."""
@@ -66,7 +68,7 @@ class KeyCache:
         if cached is not None and cached[0] > now:
             return cached[1]
         info = await anyio.to_thread.run_sync(self._team_lookup, name)
-        self._teams[name] = (now + POSITIVE_TTL_S, info)
+        self._teams[name] = (now + self.ttl_s, info)
         return info
 
     def _team_lookup(self, name: str) -> KeyInfo | None:

@@ -147,22 +147,19 @@ def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
 
 
 def set_key_limits(
-    session: Session,
-    prefix: str,
-    *,
-    requests_per_minute: int | None,
-    tokens_per_minute: int | None,
-    actor: str = "cli",
+    session: Session, prefix: str, values: dict[str, int | None], *, actor: str = "cli"
 ) -> ApiKey:
-    """Set (or clear, with None) a key's own rate limits; audited."""
-    _check_limit(requests_per_minute, "requests_per_minute")
-    _check_limit(tokens_per_minute, "tokens_per_minute")
+    """Set (or clear, with None) the given limits of a key; the others stay. Audited."""
+    unknown = set(values) - {"requests_per_minute", "tokens_per_minute"}
+    if unknown:
+        raise GatewayError(400, f"Unknown key settings: {', '.join(sorted(unknown))}.")
+    for name, value in values.items():
+        _check_limit(value, name)
     key, team = _usable_key(session, prefix, datetime.now(UTC))
-    key.requests_per_minute = requests_per_minute
-    key.tokens_per_minute = tokens_per_minute
+    for name, value in values.items():
+        setattr(key, name, value)
     session.flush()
-    limits = {"requests_per_minute": requests_per_minute, "tokens_per_minute": tokens_per_minute}
-    record_action(session, actor, "key.limits", team_id=team.id, target=prefix, details=limits)
+    record_action(session, actor, "key.limits", team_id=team.id, target=prefix, details=values)
     return key
 
 

@@ -114,14 +114,21 @@ def limits(
     prefix: Annotated[str, typer.Argument(help="The key's prefix (see `keys list`)")],
     rpm: RpmOption = None,
     tpm: TpmOption = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Clear both (team limits apply)")] = False,
 ) -> None:
-    """Set a key's own limits (leave one out to clear it; the team's limits still apply)."""
+    """Set the given limits of a key (the others stay); the team's limits apply as well."""
     from gateway.auth.service import set_key_limits
 
+    values: dict[str, int | None] = {}
+    if clear:
+        values.update(requests_per_minute=None, tokens_per_minute=None)
+    if rpm is not None:
+        values["requests_per_minute"] = rpm
+    if tpm is not None:
+        values["tokens_per_minute"] = tpm
     with admin_transaction() as (_, session):
-        set_key_limits(
-            session, prefix, requests_per_minute=rpm, tokens_per_minute=tpm, actor=cli_actor()
-        )
+        key = set_key_limits(session, prefix, values, actor=cli_actor())
+        rpm, tpm = key.requests_per_minute, key.tokens_per_minute
     typer.echo(f"{prefix}: rpm={rpm or '-'} tpm={tpm or '-'}")
 
 
