@@ -1,8 +1,12 @@
-"""LogSink: a bounded in-memory queue drained by one writer thread in batches.
+"""LogSink: a bounded in-memory queue, journaled to disk and written to the database in batches.
 
-The hot path only appends to a deque. The writer turns records into rows, writes them in one
-transaction per batch and, when the database is unreachable, spools them to disk and replays
-them later. Nothing is dropped silently: every record ends up written, spooled or counted.
+The hot path only appends to a deque. A journal thread turns the queued records into rows every
+`flush_interval_ms` and appends each batch to the spool directory (fsynced) before anything else
+happens to it; a writer thread then writes the batch to the database in one transaction and
+deletes its file. When the database is unreachable the files stay and are replayed later. So a
+killed process loses at most the records queued since the last journal tick, however slow or
+absent the database is. Nothing is dropped silently: every record ends up written, spooled or
+counted as dropped.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -26,6 +31,8 @@ from gateway.recording.stored_text import RedactionPolicy
 
 log = logging.getLogger(__name__)
 RETRY_INTERVAL_S = 1.0
+# Journaled batches kept in memory for the writer; beyond this it reads them back from disk.
+MAX_BATCHES_IN_MEMORY = 64
 
 
 @dataclass(slots=True)
@@ -43,7 +50,7 @@ class SinkStats:
 
 
 class LogSink:
-    """Accepts records from the event loop and writes them from its own thread."""
+    """Accepts records from the event loop; journals and writes them from two threads."""
 
     def __init__(
         self, engine: Engine, config: RecordingConfig, observer: RowObserver | None = None
@@ -54,32 +61,50 @@ class LogSink:
         self.spool = Spool(config.spool_dir)
         self.stats = SinkStats()
         self._queue: deque[CallRecord] = deque()
+        # Journaled batches for the writer: the file, and the rows unless memory is short.
+        self._journaled: deque[tuple[Path | None, RowBatch | None]] = deque()
+        # Journal files the writer has not handled yet, so replay leaves them alone.
+        self._in_hand: set[Path] = set()
+        self._hand_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
         self._wake = threading.Event()
+        self._writer_wake = threading.Event()
         self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._journal_done = False
+        self._threads: list[threading.Thread] = []
         self.policy = RedactionPolicy(config.redaction)
         # (day, retention class) slots whose partitions this process has made sure exist.
         self._slots_ready: set[Slot] = set()
         self._next_retry = 0.0
-        self._busy = False
+        self._journal_busy = False
+        self._writer_busy = False
         # Start by looking for batches an earlier process left in the spool.
         self._spool_has_batches = True
 
     @property
     def queue_depth(self) -> int:
-        """Records waiting for the writer."""
+        """Records waiting to be journaled."""
         return len(self._queue)
 
+    def spooled_files(self) -> int:
+        """Spooled batches waiting for the database (not counting those being written now)."""
+        with self._hand_lock:
+            return sum(1 for p in self.spool.pending_files() if p not in self._in_hand)
+
     def start(self) -> None:
-        """Start the writer thread."""
-        self._thread = threading.Thread(target=self._run, name="plumbline-log-sink", daemon=True)
-        self._thread.start()
+        """Start the journal and writer threads."""
+        self._threads = [
+            threading.Thread(target=self._journal_loop, name="plumbline-log-journal", daemon=True),
+            threading.Thread(target=self._write_loop, name="plumbline-log-sink", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def submit(self, record: CallRecord) -> None:
         """Queue a record; never blocks on the database."""
         self.stats.submitted += 1
         if len(self._queue) >= self.config.queue_capacity:
-            # The writer is behind: keep the record on disk rather than grow without bound.
+            # The journal is behind (a very slow disk): spool this one rather than grow.
             self._spool(self._rows([record]))
             return
         self._queue.append(record)
@@ -87,42 +112,98 @@ class LogSink:
             self._wake.set()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Write (or spool) everything queued, then stop the thread."""
+        """Journal everything queued, write (or leave spooled) what was journaled, then stop."""
         self._stopping = True
         self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        for thread in self._threads:
+            thread.join(timeout)
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until the queue is empty and the last batch is written; True if it got there."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not self._queue and not self._busy:
+            idle = not (self._journal_busy or self._writer_busy)
+            if idle and not self._queue and not self._journaled:
                 return True
             self._wake.set()
             time.sleep(0.005)
         return False
 
-    def _run(self) -> None:
+    def _count(self, outcome: str, records: int) -> None:
+        # Three threads update the counters; `+=` on an attribute is not atomic.
+        with self._stats_lock:
+            setattr(self.stats, outcome, getattr(self.stats, outcome) + records)
+
+    def _journal_loop(self) -> None:
         interval = self.config.flush_interval_ms / 1000
         while True:
             self._wake.wait(interval)
             self._wake.clear()
-            self._busy = True
+            self._journal_busy = True
             try:
-                self._drain()
-                self._maybe_replay()
+                self._journal_queued()
             finally:
-                self._busy = False
+                self._journal_busy = False
             if self._stopping and not self._queue:
+                self._journal_done = True
+                self._writer_wake.set()
                 return
 
-    def _drain(self) -> None:
+    def _journal_queued(self) -> None:
         while self._queue:
             records: list[CallRecord] = []
             while self._queue and len(records) < self.config.batch_size:
                 records.append(self._queue.popleft())
-            self._write_or_spool(self._rows(records))
+            batch = self._rows(records)
+            if not len(batch):
+                continue
+            with self._hand_lock:
+                try:
+                    path: Path | None = self.spool.write(batch)
+                except OSError:
+                    log.exception("journal write failed; the batch goes to the database as is")
+                    path = None
+                if path is not None:
+                    self._in_hand.add(path)
+                keep = path is None or len(self._journaled) < MAX_BATCHES_IN_MEMORY
+                self._journaled.append((path, batch if keep else None))
+            self._writer_wake.set()
+
+    def _write_loop(self) -> None:
+        interval = self.config.flush_interval_ms / 1000
+        while True:
+            self._writer_wake.wait(interval)
+            self._writer_wake.clear()
+            self._writer_busy = True
+            try:
+                self._write_journaled()
+                self._maybe_replay()
+            finally:
+                self._writer_busy = False
+            if self._journal_done and not self._journaled:
+                return
+
+    def _write_journaled(self) -> None:
+        while self._journaled:
+            path, batch = self._journaled.popleft()
+            if batch is None and path is not None:
+                batch = self._read(path)
+            if batch is None:
+                continue
+            trying = self.stats.database_up or time.monotonic() >= self._next_retry
+            if trying and self._write(batch):
+                self._count("written", len(batch))
+                if path is not None:
+                    path.unlink(missing_ok=True)
+            elif path is None:
+                self._spool(batch)
+            else:
+                # Already on disk: it waits there for the database.
+                self._count("spooled", len(batch))
+                self._spool_has_batches = True
+            if path is not None:
+                with self._hand_lock:
+                    self._in_hand.discard(path)
 
     def _rows(self, records: list[CallRecord]) -> RowBatch:
         batch = RowBatch()
@@ -131,24 +212,13 @@ class LogSink:
                 rows = build_rows([record], self.policy)
             except Exception:
                 # One malformed record must not take its batch down with it.
-                self.stats.dropped += 1
+                self._count("dropped", 1)
                 log.exception("call record %s could not be converted; dropped", record.id)
                 continue
             if self.observer is not None:
                 self.observer(record, rows.calls[0])
             batch.extend(rows)
         return batch
-
-    def _write_or_spool(self, batch: RowBatch) -> None:
-        if not len(batch):
-            return
-        if not self.stats.database_up and time.monotonic() < self._next_retry:
-            self._spool(batch)
-            return
-        if self._write(batch):
-            self.stats.written += len(batch)
-        else:
-            self._spool(batch)
 
     def _write(self, batch: RowBatch) -> bool:
         started = time.perf_counter()
@@ -177,22 +247,35 @@ class LogSink:
     def _spool(self, batch: RowBatch) -> None:
         try:
             self.spool.write(batch)
-            self.stats.spooled += len(batch)
+            self._count("spooled", len(batch))
             self._spool_has_batches = True
         except OSError:
-            self.stats.dropped += len(batch)
+            self._count("dropped", len(batch))
             log.exception("spool write failed; %d call records lost", len(batch))
+
+    def _read(self, path: Path) -> RowBatch | None:
+        try:
+            return self.spool.read(path)
+        except (OSError, ValueError, KeyError, TypeError):
+            log.exception("spool file %s is unreadable; set aside", path)
+            self.spool.set_aside(path)
+            return None
 
     def _maybe_replay(self) -> None:
         if not self._spool_has_batches:
             return
         if not self.stats.database_up and time.monotonic() < self._next_retry:
             return
-        # Cleared first so a batch spooled meanwhile by `submit` raises it again.
+        # Cleared first so a batch spooled meanwhile raises it again.
         self._spool_has_batches = False
-        for path, batch in self.spool.read_all():
+        with self._hand_lock:
+            paths = [p for p in self.spool.pending_files() if p not in self._in_hand]
+        for path in paths:
+            batch = self._read(path)
+            if batch is None:
+                continue
             if not self._write(batch):
                 self._spool_has_batches = True
                 return
-            path.unlink()
-            self.stats.replayed += len(batch)
+            path.unlink(missing_ok=True)
+            self._count("replayed", len(batch))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import os
 from collections.abc import Iterator
 from datetime import datetime
@@ -40,17 +41,18 @@ def _decode_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class Spool:
-    """Append-only files of row batches, one line per batch, fsynced before returning."""
+    """Files of row batches, one per batch, fsynced before `write` returns."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self._sequence = 0
+        # itertools.count is atomic under the GIL; the sink writes from more than one thread.
+        self._sequence = itertools.count(1)
 
-    def write(self, batch: RowBatch) -> None:
-        """Persist a batch; raises OSError if the disk refuses."""
+    def write(self, batch: RowBatch) -> Path:
+        """Persist a batch and return its file; raises OSError if the disk refuses."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._sequence += 1
-        name = f"spool-{datetime.now().strftime('%Y%m%dT%H%M%S%f')}-{os.getpid()}-{self._sequence}"
+        stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
+        name = f"spool-{stamp}-{os.getpid()}-{next(self._sequence):09d}"
         temporary = self.directory / f"{name}.tmp"
         line = orjson.dumps(
             {
@@ -65,7 +67,9 @@ class Spool:
             handle.flush()
             os.fsync(handle.fileno())
         # The rename makes a batch visible only once it is whole on disk.
-        temporary.rename(self.directory / f"{name}.jsonl")
+        path = self.directory / f"{name}.jsonl"
+        temporary.rename(path)
+        return path
 
     def pending_files(self) -> list[Path]:
         """Spooled batches, oldest first."""
@@ -77,16 +81,21 @@ class Spool:
         """How many call records are waiting in the spool."""
         return sum(len(batch) for _, batch in self.read_all())
 
+    def read(self, path: Path) -> RowBatch:
+        """The batch in one spool file; OSError or ValueError if it cannot be read."""
+        data = orjson.loads(path.read_bytes())
+        return RowBatch(
+            calls=_decode_rows(data["calls"]),
+            logprobs=_decode_rows(data["logprobs"]),
+            bodies=_decode_rows(data["bodies"]),
+            live_samples=_decode_rows(data.get("live_samples", [])),
+        )
+
+    def set_aside(self, path: Path) -> None:
+        """Rename an unreadable file out of the replay, keeping it for a person to look at."""
+        path.rename(path.with_suffix(".unreadable"))
+
     def read_all(self) -> Iterator[tuple[Path, RowBatch]]:
         """Each spooled file with its batch."""
         for path in self.pending_files():
-            data = orjson.loads(path.read_bytes())
-            yield (
-                path,
-                RowBatch(
-                    calls=_decode_rows(data["calls"]),
-                    logprobs=_decode_rows(data["logprobs"]),
-                    bodies=_decode_rows(data["bodies"]),
-                    live_samples=_decode_rows(data.get("live_samples", [])),
-                ),
-            )
+            yield path, self.read(path)

@@ -10,6 +10,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -78,6 +79,34 @@ class PostgresCluster:
     def running(self) -> bool:
         """Whether the server is up."""
         return self._run("pg_ctl", "-D", str(self.data), "status", check=False).returncode == 0
+
+    def processes(self) -> list[int]:
+        """The postmaster and its children."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        found = [postmaster]
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == postmaster:
+                found.append(int(entry.name))
+        return found
+
+    def freeze(self) -> list[int]:
+        """SIGSTOP every server process: connections stay open and nothing answers (a hang)."""
+        frozen = self.processes()
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        return frozen
+
+    @staticmethod
+    def thaw(frozen: list[int]) -> None:
+        """SIGCONT what `freeze` stopped."""
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
 
     def url(self, database: str = "postgres") -> str:
         """A SQLAlchemy URL of a database of this cluster."""

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from tests.support.gateway_process import GatewayProcess
 
@@ -16,9 +19,19 @@ LIGHT = {"model": "tiny", "messages": QUESTION, "max_tokens": 4}
 
 
 @contextmanager
-def running_gateway(config: dict[str, Any], database_url: str) -> Iterator[GatewayProcess]:
-    """A started `plumbline gateway`, stopped (SIGTERM) on exit unless already gone."""
+def running_gateway(
+    config: dict[str, Any], database_url: str, spool_dir: Path | None = None
+) -> Iterator[GatewayProcess]:
+    """A started `plumbline gateway`, stopped (SIGTERM) on exit unless already gone.
+
+    `spool_dir`: the spool of an earlier gateway, as a restarted process finds it.
+    """
     gateway = GatewayProcess(config, database_url)
+    if spool_dir is not None:
+        written = yaml.safe_load(gateway.config_path.read_text())
+        written["recording"]["spool_dir"] = str(spool_dir)
+        gateway.config_path.write_text(yaml.safe_dump(written))
+        gateway.spool_dir = spool_dir
     gateway.start()
     try:
         yield gateway
