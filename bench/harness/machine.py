@@ -32,24 +32,31 @@ def cpu_model() -> str:
 
 
 def git_revision() -> str:
-    """The commit the benchmark ran on."""
+    """The commit the benchmark ran on, `+changes` when tracked files differ from it."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
         )
-        return out.stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+    return out.stdout.strip() + (" +changes" if changed.stdout.strip() else "")
 
 
-def describe(extra: tuple[str, ...] = ()) -> str:
-    """One line: CPU, cores, OS, Python, key packages, commit."""
+def describe(extra: tuple[str, ...] = (), tools: tuple[str, ...] = ()) -> str:
+    """One line: CPU, cores, OS, Python, key packages, other tools' versions, commit."""
     names = []
     for name in (*PACKAGES, *extra):
         try:
             names.append(f"{name} {version(name)}")
         except PackageNotFoundError:
             continue
+    names += tools
     return (
         f"{cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}; {', '.join(names)}; commit {git_revision()}"

@@ -1,7 +1,8 @@
-"""Percentiles and medians for benchmark samples."""
+"""Percentiles, medians and ratios for benchmark samples."""
 
 from __future__ import annotations
 
+import math
 import statistics
 
 
@@ -14,5 +15,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def median(values: list[float]) -> float:
-    """Median, NaN for no samples."""
-    return statistics.median(values) if values else float("nan")
+    """Median of the values that are numbers; NaN when none is."""
+    numbers = [v for v in values if not math.isnan(v)]
+    return statistics.median(numbers) if numbers else float("nan")
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator, NaN when the denominator is 0 or missing."""
+    if math.isnan(denominator) or denominator == 0:
+        return float("nan")
+    return numerator / denominator

@@ -1,0 +1,1 @@
+"""Overhead scenario: the same request mix direct, through nginx, LiteLLM and Plumbline."""

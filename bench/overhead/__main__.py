@@ -1,0 +1,116 @@
+"""`python -m bench.overhead`: direct vs nginx vs LiteLLM proxy vs Plumbline, one request mix.
+
+Starts one simulator (200-token answers with top-5 logprobs) and, in front of it, nginx as a
+plain reverse proxy, the LiteLLM proxy and a Plumbline gateway recording every call to Postgres
+with logprob capture on. Then, sides alternating in every round: a step-up open-loop search for
+each side's maximum sustained rate, latency phases at fixed rates (non-streaming and streaming),
+CPU per call from /proc, and resident memory over many calls. Records the section in
+docs/benchmarks.md. `--smoke` runs everything tiny (CI keeps the scenario from rotting).
+"""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import ExitStack
+from pathlib import Path
+
+from bench.harness.header import section_header
+from bench.harness.record import DOC, record_section
+from bench.harness.stats import median
+from bench.harness.step_search import SearchResult, SearchRules
+from bench.overhead.capacity import capacity_rounds
+from bench.overhead.figures import OverheadRun
+from bench.overhead.latency import Phase, latency_rounds
+from bench.overhead.memory import memory_curves
+from bench.overhead.report import overhead_section
+from bench.overhead.workload import ZERO_TIME
+from bench.proxies.installed import litellm_version, nginx_version
+from bench.proxies.sides import SIDES, start_sides
+from simulator.process import SimulatorProcess
+
+NOTES = [
+    "Sides: the simulator on loopback; nginx (Debian package, one worker, upstream keep-alive, "
+    "`proxy_buffering off`, no access log); the LiteLLM proxy with its default settings "
+    "(`model: openai/tiny`, no database so no spend logs or key tracking, no callbacks, "
+    "uvicorn's access log on as it ships, one worker, offline cost map); Plumbline recording "
+    "every call to Postgres with top-5 logprob capture (default batching). Every request asks "
+    "for 200 tokens (`ignore_eos`) with `logprobs` and `top_logprobs: 5`, seeded; added "
+    "latency is the median over rounds of (side - direct) within the same round.",
+]
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options; `--smoke` shrinks everything to seconds."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sides", default=",".join(SIDES), help="comma-separated")
+    parser.add_argument("--light-rate", type=float, default=5.0, help="non-streaming rps")
+    parser.add_argument("--load-rate", type=float, default=200.0, help="non-streaming rps")
+    parser.add_argument("--light-streams", type=float, default=2.0, help="streams/s")
+    parser.add_argument("--load-streams", type=float, default=25.0, help="streams/s")
+    parser.add_argument("--seconds", type=float, default=8.0, help="per latency phase")
+    parser.add_argument("--rounds", type=int, default=5, help="latency rounds")
+    parser.add_argument("--capacity-rounds", type=int, default=3)
+    parser.add_argument("--step-seconds", type=float, default=4.0)
+    parser.add_argument("--start-rate", type=float, default=2.0)
+    parser.add_argument("--ceiling", type=float, default=2560.0)
+    parser.add_argument("--refinements", type=int, default=3)
+    parser.add_argument("--memory-calls", type=int, default=100_000)
+    parser.add_argument("--memory-budget-s", type=float, default=900.0, help="per side")
+    parser.add_argument("--busy", default=None, help="a note on what else ran on the machine")
+    parser.add_argument("--doc", default=str(DOC), help="where to record the section")
+    parser.add_argument("--no-record", action="store_true", help="print only")
+    parser.add_argument("--smoke", action="store_true", help="seconds, for CI")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.light_rate, args.load_rate, args.light_streams, args.load_streams = 5, 20, 2, 4
+        args.seconds, args.rounds, args.capacity_rounds, args.step_seconds = 1, 1, 1, 1
+        args.start_rate, args.ceiling, args.refinements = 5, 10, 0
+        args.memory_calls, args.memory_budget_s = 100, 60
+    return args
+
+
+def capacity_limits(capacity: dict[str, list[SearchResult]]) -> dict[str, float]:
+    """Rates above which a side is not asked to run a latency phase (it would only queue)."""
+    limits = {}
+    for name, found in capacity.items():
+        bound = any(r.client_bound for r in found) or not found
+        limits[name] = float("inf") if bound else median([r.sustained for r in found])
+    return limits
+
+
+def measure(args: argparse.Namespace) -> OverheadRun:
+    """Start the sides, then capacity, latency and memory, sides alternating."""
+    names = tuple(args.sides.split(","))
+    phases = [
+        Phase("plain", args.light_rate),
+        Phase("plain", args.load_rate),
+        Phase("stream", args.light_streams),
+        Phase("stream", args.load_streams),
+    ]
+    rules = SearchRules(start=args.start_rate, ceiling=args.ceiling, refinements=args.refinements)
+    with ExitStack() as exits:
+        simulator = exits.enter_context(SimulatorProcess({"timing": ZERO_TIME}))
+        sides = start_sides(exits, simulator, names)
+        capacity = capacity_rounds(simulator, sides, args.capacity_rounds, args.step_seconds, rules)
+        latency = latency_rounds(
+            simulator, sides, phases, args.rounds, args.seconds, capacity_limits(capacity)
+        )
+        memory = memory_curves(simulator, sides, args.memory_calls, args.memory_budget_s)
+    return OverheadRun(list(names), phases, latency, capacity, memory)
+
+
+def main(argv: list[str] | None = None) -> str:
+    """Run, print and record; returns the section."""
+    args = parse(argv)
+    tools = (f"nginx {nginx_version().removeprefix('nginx/')}", f"litellm {litellm_version()}")
+    header = section_header("bench.overhead", NOTES, tools=tools, busy=args.busy)
+    section = overhead_section(header, measure(args), args)
+    print(section)
+    if not args.no_record:
+        title = "Overhead: direct, nginx, LiteLLM proxy, Plumbline"
+        record_section(title, "overhead", section, doc=Path(args.doc))
+    return section
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The proxies the overhead benchmark compares: nginx, the LiteLLM proxy and Plumbline."""

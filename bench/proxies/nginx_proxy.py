@@ -1,0 +1,57 @@
+"""nginx as a plain reverse proxy on loopback: the floor any proxy hop costs."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from bench.proxies.installed import nginx_binary
+from plumbline.child_process import ServerProcess, free_port
+
+# One worker process (the other proxies run one event loop too), upstream keep-alive, no
+# access log, and no buffering either way so server-sent events pass as they come.
+CONFIG = """\
+daemon off;
+worker_processes 1;
+pid {work}/nginx.pid;
+error_log {work}/error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+  access_log off;
+  client_body_temp_path {work}/body;
+  proxy_temp_path {work}/proxy;
+  fastcgi_temp_path {work}/fastcgi;
+  uwsgi_temp_path {work}/uwsgi;
+  scgi_temp_path {work}/scgi;
+  upstream backend {{
+    server 127.0.0.1:{backend_port};
+    keepalive 256;
+  }}
+  server {{
+    listen 127.0.0.1:{port} backlog=4096;
+    location / {{
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+      proxy_request_buffering off;
+      proxy_read_timeout 300s;
+    }}
+  }}
+}}
+"""
+
+
+class NginxProxy(ServerProcess):
+    """nginx in the foreground with its own config, proxying to `backend_port` on loopback."""
+
+    def __init__(self, backend_port: int) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        work = Path(tempfile.mkdtemp(prefix="plumbline-nginx-"))
+        config = work / "nginx.conf"
+        config.write_text(CONFIG.format(work=work, port=self.port, backend_port=backend_port))
+        binary = str(nginx_binary())
+        # -e: the compiled-in error log under /var/log is never opened.
+        args = [binary, "-p", str(work), "-c", str(config), "-e", str(work / "error.log")]
+        super().__init__(args, f"{self.url}/health")

@@ -1,0 +1,92 @@
+"""How fast the LogSink, driven in-process, gets a burst of records into Postgres."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+from bench.harness.procstat import cpu_seconds
+from gateway.config import RecordingConfig
+from gateway.metering.record import CallRecord
+from gateway.recording.rows import build_rows
+from gateway.recording.sink import LogSink
+from plumbline.db import create_db_engine
+
+
+@dataclass(frozen=True)
+class SinkRun:
+    """One burst: records, wall seconds until all were written, CPU of this process and PG."""
+
+    records: int
+    seconds: float
+    process_cpu_s: float
+    postgres_cpu_s: float
+    written: int
+
+    @property
+    def per_second(self) -> float:
+        """Records written per second."""
+        return self.records / self.seconds
+
+
+def _backend_pids(url: str) -> list[int]:
+    with psycopg.connect(url, autocommit=True) as connection:
+        rows = connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def _cpu(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            total += cpu_seconds(pid)
+        except OSError:
+            continue
+    return total
+
+
+def sink_burst(url: str, warm: list[CallRecord], records: list[CallRecord]) -> SinkRun:
+    """Write `warm` (connections, today's partitions), then time `records` submitted at once."""
+    engine = create_db_engine(url)
+    spool = Path(tempfile.mkdtemp(prefix="plumbline-bench-spool-"))
+    config = RecordingConfig(spool_dir=spool, queue_capacity=max(100_000, len(records) + 1))
+    sink = LogSink(engine, config)
+    sink.start()
+    try:
+        for record in warm:
+            sink.submit(record)
+        if not sink.flush(timeout=300):
+            raise RuntimeError("the sink did not write the warm-up records")
+        backends = _backend_pids(url)
+        before, pg_before = time.process_time(), _cpu(backends)
+        started = time.perf_counter()
+        for record in records:
+            sink.submit(record)
+        if not sink.flush(timeout=3600):
+            raise RuntimeError("the sink did not catch up within an hour")
+        seconds = time.perf_counter() - started
+        run = SinkRun(
+            len(records),
+            seconds,
+            time.process_time() - before,
+            _cpu(backends) - pg_before,
+            sink.stats.written - len(warm),
+        )
+    finally:
+        sink.stop()
+        engine.dispose()
+    return run
+
+
+def row_building_seconds(records: list[CallRecord]) -> float:
+    """Seconds the writer's Python spends turning these records into rows, measured alone."""
+    started = time.perf_counter()
+    build_rows(records)
+    return time.perf_counter() - started
