@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, delete, or_, select, text, tuple_, update
+from sqlalchemy import ColumnElement, delete, select, text, tuple_, update
 from sqlalchemy.orm import Session
 
 from gateway.recording.partitions import PARTITIONED_TABLES
@@ -94,15 +94,13 @@ def _delete_calls_where(session: Session, condition: ColumnElement[bool]) -> dic
     return counts
 
 
-def delete_team_calls_before(
-    session: Session, team_id: int, days: int, cutoff: datetime
-) -> dict[str, int]:
-    """Rows of a team older than its retention that a longer class kept (rows per table)."""
-    condition = (
-        (Call.team_id == team_id)
-        & (Call.created_at < cutoff)
-        & or_(Call.retention_days == 0, Call.retention_days > days)
-    )
+def delete_team_calls_before(session: Session, team_id: int, cutoff: datetime) -> dict[str, int]:
+    """Rows of a team older than its retention that partitions did not take (rows per table).
+
+    After the partition drops these are few: rows written under a longer class before the team
+    shortened its retention, and rows in day partitions made before classes existed.
+    """
+    condition = (Call.team_id == team_id) & (Call.created_at < cutoff)
     counts = _delete_calls_where(session, condition)
     # Samples of calls already dropped with their partition go by their own date.
     live = session.execute(

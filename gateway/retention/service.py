@@ -102,7 +102,7 @@ def apply_retention(session: Session, now: datetime, actor: str = "retention") -
         _delete_expired_classes(session, now, report)
     for team_id, _, days in repository.teams_with_retention(session):
         report.add(
-            repository.delete_team_calls_before(session, team_id, days, now - timedelta(days=days))
+            repository.delete_team_calls_before(session, team_id, now - timedelta(days=days))
         )
     if not report.empty:
         record_action(session, actor, "retention.apply", details=report.as_dict())
