@@ -1,0 +1,52 @@
+"""Small suites per team, imported and run through the eval API like a team would."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+YAML = {"Content-Type": "application/yaml"}
+
+
+def suite_yaml(name: str, team: str, question: str, answer: str) -> str:
+    """A one-question suite: 2 wordings x 3 samples, alerting after one run below 0.9."""
+    return f"""\
+name: {name}
+team: {team}
+model: tiny
+sampling: {{temperature: 1.0, max_tokens: 32, seed_policy: per_sample, seed: 3}}
+paraphrases_per_question: 2
+samples_per_paraphrase: 3
+threshold: 0.9
+alert:
+  suite: {{consecutive: 1}}
+questions:
+  - id: q1
+    text: {question}
+    answer: {answer}
+    paraphrases:
+      - "{question} Answer briefly."
+"""
+
+
+NEAR_TIE = ("What is the indemnity cap in months?", "{type: number, unit: months}")
+STABLE = ("Which governing law applies?", "{type: choice, options: [england, france]}")
+
+
+def import_and_run(client: httpx.Client, text: str, timeout: float = 120) -> tuple[int, int]:
+    """(suite id, run id) once the run has finished."""
+    created = client.post("/api/evals/suites", content=text, headers=YAML)
+    assert created.status_code == 201, created.text
+    suite_id = int(created.json()["suite"]["id"])
+    started = client.post(f"/api/evals/suites/{suite_id}/runs")
+    assert started.status_code == 202, started.text
+    run_id = int(started.json()["id"])
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = client.get(f"/api/evals/runs/{run_id}").json()
+        if run["status"] in ("completed", "partial", "failed"):
+            assert run["status"] == "completed", run
+            return suite_id, run_id
+        time.sleep(0.3)
+    raise AssertionError(f"run {run_id} did not finish in {timeout} s")
