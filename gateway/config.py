@@ -118,6 +118,8 @@ class Limits(_Strict):
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 120.0
     body_read_timeout_s: float = 30.0
+    # SIGTERM: calls in flight get this long to finish before they are cut and recorded.
+    drain_timeout_s: int = Field(default=30, ge=0, le=3600)
 
 
 class RedactionConfig(_Strict):

@@ -27,5 +27,5 @@ def serve(settings: Settings, config: GatewayConfig, host: str, port: int) -> No
         http="httptools",
         log_level="warning",
         access_log=False,
-        timeout_graceful_shutdown=30,
+        timeout_graceful_shutdown=config.limits.drain_timeout_s,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from gateway.state import GatewayState
 
 log = logging.getLogger(__name__)
 CLIENT_CLOSED = 499
+CUT_REPLY_TIMEOUT_S = 0.5
 
 
 class ProxyEndpoint:
@@ -77,6 +79,10 @@ class ProxyCall:
         except ConnectionAbortedError:
             self.record.cancelled = True
             self.record.fail(CLIENT_CLOSED, "ClientClosedRequest", "client closed the connection")
+        except asyncio.CancelledError:
+            # Not the client (`_until_disconnect` handles that): the server cut the call at
+            # the end of the shutdown drain. It ends here, answered and recorded as such.
+            await self._cut_by_server()
         except Exception as error:
             log.exception("proxy call %s failed inside the gateway", self.record.id)
             failure = GatewayError(
@@ -92,6 +98,17 @@ class ProxyCall:
             if self.charged is not None:
                 self.state.limiter.charge_tokens(self.charged, tokens_used(self.record))
             self.state.sink.submit(self.record)
+
+    async def _cut_by_server(self) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        error = GatewayError(503, "The gateway shut down before the call finished; retry it.")
+        self.record.fail(error.status, error.error_type, error.message)
+        # A client too slow to take the error must not hold up the shutdown.
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(CUT_REPLY_TIMEOUT_S):
+                await self.forwarder.reply_error(error)
 
     async def _handle(self) -> None:
         key = await self._authenticate()

@@ -108,7 +108,10 @@ class LogSink:
             self._spool(self._rows([record]))
             return
         self._queue.append(record)
-        if len(self._queue) >= self.config.batch_size:
+        if self._journal_done:
+            # Stopped (a call cut at the end of the shutdown drain): nobody journals any more.
+            self._spool_stragglers()
+        elif len(self._queue) >= self.config.batch_size:
             self._wake.set()
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -128,6 +131,14 @@ class LogSink:
             self._wake.set()
             time.sleep(0.005)
         return False
+
+    def _spool_stragglers(self) -> None:
+        records = []
+        while self._queue:
+            records.append(self._queue.popleft())
+        batch = self._rows(records)
+        if len(batch):
+            self._spool(batch)
 
     def _count(self, outcome: str, records: int) -> None:
         # Three threads update the counters; `+=` on an attribute is not atomic.
