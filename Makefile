@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 PLUMBLINE_CACHE ?= $(HOME)/.cache/plumbline
 export PLUMBLINE_CACHE
 
-.PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools chromium bench-smoke clean
+.PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools chromium nginx-tools \
+	litellm-proxy-env bench bench-smoke clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,7 +24,7 @@ demo: $(STAMP)
 services:
 	@scripts/ensure-services
 
-test: $(STAMP) services vllm-env prometheus-tools chromium
+test: $(STAMP) services vllm-env prometheus-tools chromium nginx-tools litellm-proxy-env
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The real vLLM (CPU build) in its own venv under $(PLUMBLINE_CACHE), plus the tiny model; seconds
@@ -34,6 +35,23 @@ vllm-env:
 # promtool and prometheus (Debian's package, unpacked under $(PLUMBLINE_CACHE)) for tests/dashboards.
 prometheus-tools:
 	@scripts/prometheus-tools
+
+# The overhead benchmark's other sides (tests/bench smoke-runs every scenario): Debian's nginx,
+# unpacked under $(PLUMBLINE_CACHE), and the LiteLLM proxy in its own venv there.
+nginx-tools:
+	@scripts/nginx-tools
+
+litellm-proxy-env:
+	@PYTHON="$(PYTHON)" scripts/litellm-proxy-env
+
+# Every benchmark scenario at full size, each recording its section in docs/benchmarks.md (about
+# an hour and a half on a 2-core machine); `make bench-smoke` runs them tiny, as `make test` does.
+BENCH_SCENARIOS ?= overhead recording eval_runs queries
+bench: $(STAMP) services nginx-tools litellm-proxy-env
+	@for scenario in $(BENCH_SCENARIOS); do $(PY) -m bench.$$scenario $(BENCH_ARGS) || exit 1; done
+
+bench-smoke: $(STAMP) services nginx-tools litellm-proxy-env
+	$(PY) -m pytest -n 2 --dist loadgroup tests/bench
 
 # Debian's chromium (apt, as root) for the dashboard page's Playwright tests; instant once there.
 chromium:

@@ -1,0 +1,1 @@
+"""Evals scenario: wall time of a suite on Celery workers against a backend of fixed capacity."""

@@ -1,0 +1,100 @@
+"""The evals scenario's markdown section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bench.eval_runs.timing import RunTiming, backend_limit_s
+from bench.harness.stats import ratio
+from bench.harness.verdict import Verdict, at_least, at_most, verdict_table
+
+
+@dataclass
+class EvalBench:
+    """Runs against the fixed-capacity backend, and against a backend that is never the limit."""
+
+    fixed: list[RunTiming]
+    wide: list[RunTiming]
+
+
+def _fixed_rows(runs: list[RunTiming], args: Any) -> list[str]:
+    lines = [
+        "| workers | samples done | decoded tokens | wall s | sample phase s "
+        "| backend-only limit s | wall / limit | samples/s |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for run in runs:
+        limit = backend_limit_s(run.tokens, args.max_num_seqs, args.decode_ms)
+        lines.append(
+            f"| {run.workers} | {run.done:,} of {run.samples:,} | {run.tokens:,} "
+            f"| {run.wall_s:.2f} | {run.samples_s:.2f} | {limit:.2f} "
+            f"| {ratio(run.wall_s, limit):.3f} | {run.per_second:.1f} |"
+        )
+    return lines
+
+
+def _wide_rows(runs: list[RunTiming]) -> list[str]:
+    lines = [
+        "| workers | samples done | wall s | sample phase s | samples/s | vs one worker |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    one = next((r.per_second for r in runs if r.workers == 1), float("nan"))
+    for run in runs:
+        lines.append(
+            f"| {run.workers} | {run.done:,} of {run.samples:,} | {run.wall_s:.1f} "
+            f"| {run.samples_s:.1f} | {run.per_second:.1f} | {ratio(run.per_second, one):.2f}x |"
+        )
+    return lines
+
+
+def eval_verdicts(bench: EvalBench, args: Any) -> list[Verdict]:
+    """Wall time against the backend-only limit; two workers against one on a wide backend."""
+    verdicts = []
+    for run in bench.fixed:
+        share = ratio(run.wall_s, backend_limit_s(run.tokens, args.max_num_seqs, args.decode_ms))
+        verdicts.append(
+            Verdict(
+                f"wall time ≤ 1.10 x backend-only limit ({run.workers} worker"
+                f"{'s' if run.workers > 1 else ''})",
+                f"{share:.3f}x",
+                at_most(share, 1.10),
+            )
+        )
+    one = next((r.per_second for r in bench.wide if r.workers == 1), float("nan"))
+    two = next((r.per_second for r in bench.wide if r.workers == 2), float("nan"))
+    speedup = ratio(two, one)
+    verdicts.append(
+        Verdict(
+            "two workers ≥ 1.8 x one (backend not the bottleneck)",
+            f"{speedup:.2f}x",
+            at_least(speedup, 1.8),
+        )
+    )
+    return verdicts
+
+
+def eval_section(header: list[str], bench: EvalBench, args: Any) -> str:
+    """The dated section for docs/benchmarks.md."""
+    size = f"{args.questions} x {args.wordings} x {args.samples}"
+    wide = f"{args.wide_questions} x {args.wordings} x {args.samples}"
+    lines = [
+        *header,
+        "",
+        f"Suite {size} (questions x wordings x samples) against a backend of fixed capacity "
+        f"(`max_num_seqs` {args.max_num_seqs}, {args.decode_ms:g} ms per decode step, no "
+        f"prefill cost, no slowdown per sequence); eval concurrency {args.concurrency} per suite "
+        f"and per backend:",
+        "",
+        *_fixed_rows(bench.fixed, args),
+        "",
+        f"Suite {wide} against a backend that is never the limit (`max_num_seqs` 4096, "
+        f"{args.wide_decode_ms:g} ms per step); eval concurrency {args.wide_concurrency}:",
+        "",
+        *_wide_rows(bench.wide),
+        "",
+        "Targets:",
+        "",
+        *verdict_table(eval_verdicts(bench, args)),
+    ]
+    return "\n".join(lines) + "\n"

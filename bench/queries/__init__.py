@@ -1,0 +1,1 @@
+"""Queries scenario: the usage endpoint and the dashboards' panels over millions of calls."""

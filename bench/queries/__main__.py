@@ -1,0 +1,87 @@
+"""`python -m bench.queries`: the usage endpoint and dashboard panels over 10 million calls.
+
+Creates a fresh database, generates `--rows` call rows spread over 30 days (several teams,
+features and models) with INSERT ... SELECT generate_series, starts a gateway on it, and times
+`GET /api/usage` (admin and team keys, windows from an hour to 30 days) and every dashboard
+panel that reads the calls tables. Records the section in docs/benchmarks.md; `--smoke` uses a
+few thousand rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import ExitStack
+from pathlib import Path
+
+import psycopg
+
+from bench.harness.header import section_header
+from bench.harness.record import DOC, record_section
+from bench.queries.generate import TEAMS, populate
+from bench.queries.panels import time_panels
+from bench.queries.report import queries_section
+from bench.queries.usage_api import time_usage
+from simulator.process import SimulatorProcess
+from tests.support.databases import postgres_database
+from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options; `--smoke` shrinks everything to seconds."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--busy", default=None, help="a note on what else ran on the machine")
+    parser.add_argument("--doc", default=str(DOC), help="where to record the section")
+    parser.add_argument("--no-record", action="store_true", help="print only")
+    parser.add_argument("--smoke", action="store_true", help="seconds, for CI")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.rows, args.repeats = 6_000, 2
+    return args
+
+
+def _team_ids(url: str) -> list[int]:
+    with psycopg.connect(url) as connection:
+        rows = connection.execute(
+            "SELECT id FROM teams WHERE name = ANY(%s) ORDER BY id", (list(TEAMS),)
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def _recent_call(url: str) -> str:
+    with psycopg.connect(url) as connection:
+        row = connection.execute(
+            "SELECT id FROM calls WHERE created_at > now() - interval '1 day' LIMIT 1"
+        ).fetchone()
+    assert row is not None, "no call in the last day"
+    return str(row[0])
+
+
+def main(argv: list[str] | None = None) -> str:
+    """Generate, time, print and record; returns the section."""
+    args = parse(argv)
+    notes = ["Postgres as the machine runs it (shared_buffers, work_mem at their defaults)."]
+    header = section_header("bench.queries", notes, busy=args.busy)
+    with ExitStack() as exits:
+        url = exits.enter_context(postgres_database("plumbline_bench"))
+        keys = {"admin key": issue_key(url, "ops", admin=True)}
+        team_keys = {team: issue_key(url, team) for team in TEAMS}
+        keys["team key"] = team_keys["team-a"]
+        seconds = populate(url, _team_ids(url), args.rows)
+        simulator = exits.enter_context(SimulatorProcess())
+        config = gateway_config(simulator.base_url, health={"interval_s": 5.0}, recording={})
+        gateway = GatewayProcess(config, url)
+        exits.enter_context(gateway)
+        usage = time_usage(gateway.url, keys, args.repeats)
+        boxes = {"call_id": _recent_call(url), "search": ""}
+        found = time_panels(url, boxes, args.repeats)
+    section = queries_section(header, usage, found, seconds, args)
+    print(section)
+    if not args.no_record:
+        record_section("Queries: usage endpoint and panels", "queries", section, doc=Path(args.doc))
+    return section
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The queries scenario's markdown section."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.harness.verdict import Verdict, at_most, verdict_table
+from bench.queries.usage_api import Timed
+
+TARGET_MS = 300.0
+
+
+def _table(found: list[Timed]) -> list[str]:
+    lines = [
+        "| query | rows | p50 ms | p95 ms | p95 ≤ 300 ms |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    for timed in found:
+        mark = "met" if timed.p95_ms <= TARGET_MS else "**missed**"
+        figures = f"{timed.rows:,} | {timed.p50_ms:,.0f} | {timed.p95_ms:,.0f}"
+        lines.append(f"| {timed.name} | {figures} | {mark} |")
+    return lines
+
+
+def queries_section(
+    header: list[str], usage: list[Timed], panels: list[Timed], seconds: float, args: Any
+) -> str:
+    """The dated section for docs/benchmarks.md."""
+    worst = max(usage, key=lambda t: t.p95_ms)
+    default = [t for t in usage if "default" in t.name]
+    verdicts = [
+        Verdict(
+            f"usage endpoint p95 < {TARGET_MS:.0f} ms, default window (24 h)",
+            ", ".join(f"{t.name}: {t.p95_ms:,.0f} ms" for t in default),
+            all(at_most(t.p95_ms, TARGET_MS) for t in default),
+        ),
+        Verdict(
+            f"usage endpoint p95 < {TARGET_MS:.0f} ms, every window",
+            f"worst {worst.name}: {worst.p95_ms:,.0f} ms",
+            at_most(worst.p95_ms, TARGET_MS),
+        ),
+    ]
+    lines = [
+        *header,
+        "",
+        f"{args.rows:,} call rows over 30 days (8 teams, 12 features, 4 models; generated with "
+        f"INSERT ... SELECT generate_series into the day partitions in {seconds:.0f} s, then "
+        f"VACUUM ANALYZE); each query repeated {args.repeats} times.",
+        "",
+        "`GET /api/usage` through a running gateway (admin key: every team; team key: one team "
+        "of eight):",
+        "",
+        *_table(usage),
+        "",
+        "Dashboard panels that read the calls tables, expanded as Grafana sends them, each at "
+        "its dashboard's default time range (the stability board reads eval tables only):",
+        "",
+        *_table(panels),
+        "",
+        "Targets:",
+        "",
+        *verdict_table(verdicts),
+    ]
+    return "\n".join(lines) + "\n"

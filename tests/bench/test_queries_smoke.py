@@ -1,0 +1,22 @@
+"""The queries scenario generates calls, times the usage endpoint and the dashboard panels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.bench.smoke import number, run_smoke, table_rows
+
+pytestmark = pytest.mark.xdist_group("bench-smoke")
+
+
+def test_queries_smoke_times_usage_and_panels(tmp_path: Path) -> None:
+    text = run_smoke("bench.queries", tmp_path / "benchmarks.md")
+    assert "## Queries: usage endpoint and panels" in text
+    (usage,) = table_rows(text, "admin key, 30 days")
+    # 4 models x 12 features: every pair occurs among 6,000 calls over 30 days.
+    assert number(usage[1]) == 48, usage
+    panel_lines = [line for line in text.splitlines() if line.startswith("| Plumbline / ")]
+    assert len(panel_lines) >= 15
+    assert any("ITL vs concurrency" in line for line in panel_lines)
