@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator
 
@@ -61,6 +62,15 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     yield from (healthy, in_flight, engine)
 
 
+def _loop_gauges(loop: asyncio.AbstractEventLoop) -> Iterator[Metric]:
+    # all_tasks copes with being called from the thread /metrics runs in.
+    tasks = GaugeMetricFamily(
+        "plumbline_event_loop_tasks", "Unfinished asyncio tasks (calls, watchers, monitors)"
+    )
+    tasks.add_metric([], len(asyncio.all_tasks(loop)))
+    yield tasks
+
+
 def check_schema(engine: Engine) -> None:
     """Refuse to start on a database that was never migrated."""
     if not inspect(engine).has_table("calls"):
@@ -104,6 +114,8 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         limiter=RateLimiter(config.limits.rate_limit_replicas),
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
+    loop = asyncio.get_running_loop()
+    metrics.add_collector(CallbackCollector(lambda: _loop_gauges(loop)))
     ProcessCollector(registry=metrics.registry)
     metrics.add_collector(
         StabilityCollector(state.sessions, config.stability_metrics_ttl_s, metrics.feature_label)
