@@ -34,7 +34,9 @@ def get_session(state: StateDep) -> Iterator[Session]:
             raise
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+# "function" scope: commit before the response is sent, so a client that gets a 201 can use
+# what it created at once, and a failed commit is the client's error, not a silent loss.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 async def get_caller(request: Request, state: StateDep) -> KeyInfo:

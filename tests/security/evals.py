@@ -10,23 +10,26 @@ YAML = {"Content-Type": "application/yaml"}
 
 
 def suite_yaml(name: str, team: str, question: str, answer: str) -> str:
-    """A one-question suite: 2 wordings x 3 samples, alerting after one run below 0.9."""
+    """A one-question suite, 3 wordings x 8 samples, whose critical question alerts at once."""
     return f"""\
 name: {name}
 team: {team}
 model: tiny
 sampling: {{temperature: 1.0, max_tokens: 32, seed_policy: per_sample, seed: 3}}
-paraphrases_per_question: 2
-samples_per_paraphrase: 3
+paraphrases_per_question: 3
+samples_per_paraphrase: 8
 threshold: 0.9
 alert:
   suite: {{consecutive: 1}}
+  critical: {{consecutive: 1}}
 questions:
   - id: q1
     text: {question}
     answer: {answer}
+    critical: true
     paraphrases:
       - "{question} Answer briefly."
+      - "Briefly: {question}"
 """
 
 
