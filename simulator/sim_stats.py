@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter, OrderedDict, deque
 from typing import Any
 
 TIMELINES_KEPT = 2000
+# Enough for a test of thousands of hang-ups to read every one back.
+CANCELLATIONS_KEPT = 5000
 
 
 class SimStats:
@@ -22,7 +25,7 @@ class SimStats:
         self.cancelled = 0
         self.rejected = 0
         self.faults: Counter[str] = Counter()
-        self.cancellations: deque[dict[str, Any]] = deque(maxlen=200)
+        self.cancellations: deque[dict[str, Any]] = deque(maxlen=CANCELLATIONS_KEPT)
         self.timelines: OrderedDict[str, list[float]] = OrderedDict()
 
     def record_token_write(self, response_id: str, wall_time: float) -> None:
@@ -48,6 +51,8 @@ class SimStats:
             {
                 "request_id": request_id,
                 "disconnect_to_cancel_ms": (cancelled_at - disconnected_at) * 1000.0,
+                # Wall clock, so a client on the same machine can time its hang-up to here.
+                "cancelled_at_unix": time.time(),
             }
         )
 

@@ -9,13 +9,23 @@ from typing import Any
 
 import yaml
 
-from tests.support.gateway_process import GatewayProcess
+from tests.support.gateway_process import GatewayProcess, gateway_config
 
 # An engine that takes no time: what is measured is the gateway and its recording path.
 ZERO_TIME = {"prefill_ms_per_token": 0.0, "decode_ms_per_token": 0.0, "max_num_seqs": 4096}
 QUESTION = [{"role": "user", "content": "Is the contract signed?"}]
 # A four-token answer: light enough for a 2-CPU machine to keep up hundreds of calls a second.
 LIGHT = {"model": "tiny", "messages": QUESTION, "max_tokens": 4}
+
+
+def reliability_config(backend_url: str, **overrides: Any) -> dict[str, Any]:
+    """The test gateway config with patient health checks.
+
+    These tests load a shared 2-CPU machine to its limit: a 1 s health-check timeout then takes
+    a working backend out of rotation, which is not the fault under test.
+    """
+    overrides.setdefault("health", {"interval_s": 0.5, "timeout_s": 5.0})
+    return gateway_config(backend_url, **overrides)
 
 
 @contextmanager

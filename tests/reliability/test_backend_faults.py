@@ -24,10 +24,10 @@ from tests.reliability.fault_phases import MAX_CONCURRENCY, PHASES, STALL_S, Fau
 from tests.reliability.figures import report
 from tests.reliability.gateway_metrics import scrape, total
 from tests.reliability.process_handles import connections_to, descriptor_kinds
-from tests.reliability.stack import QUESTION, ZERO_TIME, running_gateway
+from tests.reliability.stack import QUESTION, ZERO_TIME, reliability_config, running_gateway
 from tests.reliability.traffic import CallOutcome, TrafficClient
 from tests.support.databases import postgres_database
-from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+from tests.support.gateway_process import GatewayProcess, issue_key
 
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -90,7 +90,7 @@ def bench() -> Iterator[Bench]:
         SimulatorProcess({"timing": ZERO_TIME}) as second,
         postgres_database("plumbline_faults") as database,
     ):
-        config = gateway_config(first.base_url, limits={"read_timeout_s": READ_TIMEOUT_S})
+        config = reliability_config(first.base_url, limits={"read_timeout_s": READ_TIMEOUT_S})
         config["models"][0]["backends"].append({"url": second.base_url})
         key = issue_key(database, "team-faults")
         with running_gateway(config, database) as gateway:

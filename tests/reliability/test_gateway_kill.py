@@ -21,9 +21,9 @@ from tests.reliability.call_rows import call_rows
 from tests.reliability.figures import report
 from tests.reliability.gateway_metrics import sink_state
 from tests.reliability.postgres_cluster import PostgresCluster, postgres_cluster
-from tests.reliability.stack import LIGHT, ZERO_TIME, running_gateway
+from tests.reliability.stack import LIGHT, ZERO_TIME, reliability_config, running_gateway
 from tests.reliability.traffic import CallOutcome, TrafficClient, served_rate
-from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+from tests.support.gateway_process import GatewayProcess, issue_key
 
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow]
 
@@ -46,7 +46,7 @@ def simulator() -> Iterator[SimulatorProcess]:
 
 
 def _config(simulator: SimulatorProcess) -> dict[str, Any]:
-    return gateway_config(simulator.base_url, recording={"flush_interval_ms": FLUSH_MS})
+    return reliability_config(simulator.base_url, recording={"flush_interval_ms": FLUSH_MS})
 
 
 async def _kill_under_load(

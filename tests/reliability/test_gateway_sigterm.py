@@ -13,10 +13,10 @@ import pytest
 from simulator.process import SimulatorProcess
 from tests.reliability.call_rows import call_rows, count_calls
 from tests.reliability.figures import report
-from tests.reliability.stack import QUESTION, running_gateway
+from tests.reliability.stack import QUESTION, reliability_config, running_gateway
 from tests.reliability.traffic import CallOutcome, TrafficClient
 from tests.support.databases import postgres_database
-from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+from tests.support.gateway_process import GatewayProcess, issue_key
 
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow]
 
@@ -73,7 +73,7 @@ def test_sigterm_lets_calls_in_flight_finish_and_writes_their_records(
     key = issue_key(database, "team-sigterm")
     before = count_calls(database)
     loads = [(_answer(40, True), 60.0, 3.0), (_answer(40, False), 40.0, 3.0)]
-    with running_gateway(gateway_config(simulator.base_url), database) as gateway:
+    with running_gateway(reliability_config(simulator.base_url), database) as gateway:
         outcomes, terminated_at, exit_s = asyncio.run(
             _terminate_under_load(gateway, key, loads, at=1.5)
         )
@@ -108,7 +108,7 @@ def test_sigterm_cuts_calls_still_running_at_the_drain_timeout(
     simulator: SimulatorProcess, database: str
 ) -> None:
     key = issue_key(database, "team-drain")
-    config = gateway_config(simulator.base_url, limits={"drain_timeout_s": 2})
+    config = reliability_config(simulator.base_url, limits={"drain_timeout_s": 2})
     long_answers = [(_answer(500, True), 20.0, 1.0)]  # 10 s each
     with running_gateway(config, database) as gateway:
         outcomes, _, exit_s = asyncio.run(_terminate_under_load(gateway, key, long_answers, at=1.2))

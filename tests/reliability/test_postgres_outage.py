@@ -14,9 +14,9 @@ from tests.reliability.call_rows import call_rows, count_calls
 from tests.reliability.figures import report
 from tests.reliability.gateway_metrics import sink_state
 from tests.reliability.postgres_cluster import PostgresCluster, postgres_cluster
-from tests.reliability.stack import LIGHT, ZERO_TIME, running_gateway
+from tests.reliability.stack import LIGHT, ZERO_TIME, reliability_config, running_gateway
 from tests.reliability.traffic import CallOutcome, TrafficClient, achieved_rate, served_rate
-from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+from tests.support.gateway_process import GatewayProcess, issue_key
 
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -81,7 +81,7 @@ def test_postgres_down_for_a_minute_loses_no_call(cluster: PostgresCluster) -> N
     key = issue_key(database, "team-outage")
     with (
         SimulatorProcess({"timing": ZERO_TIME}) as simulator,
-        running_gateway(gateway_config(simulator.base_url), database) as gateway,
+        running_gateway(reliability_config(simulator.base_url), database) as gateway,
     ):
         outcomes, warm, during, down_at, after = _run(gateway, cluster, key)
 

@@ -1,0 +1,130 @@
+"""1,000 clients hang up mid-stream: each upstream request is cancelled within 100 ms, recorded 499.
+
+Hang-up and cancellation are timed on the same machine's wall clock: the client notes the moment
+before it closes its socket, the simulator the moment it aborted the request in its engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from simulator.process import SimulatorProcess
+from tests.reliability.call_rows import call_rows
+from tests.reliability.figures import report
+from tests.reliability.gateway_metrics import scrape, total
+from tests.reliability.hangup_client import HangUp, read_then_hang_up
+from tests.reliability.stack import QUESTION, reliability_config, running_gateway
+from tests.support.databases import postgres_database
+from tests.support.gateway_process import issue_key
+
+pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow]
+
+CLIENTS = 1000
+RATE = 100.0  # new clients a second
+BOUND_MS = 100.0
+TIMING = {
+    "prefill_ms_per_token": 0.0,
+    "decode_ms_per_token": 20.0,
+    "decode_ms_per_extra_seq": 0.0,
+    "max_num_seqs": 4096,
+}
+# 400 tokens at 20 ms would take 8 s; every client leaves after 3 to 30 events.
+LONG_STREAM = {
+    "model": "tiny",
+    "messages": QUESTION,
+    "max_tokens": 400,
+    "ignore_eos": True,
+    "stream": True,
+}
+
+
+@pytest.fixture(scope="module")
+def simulator() -> Iterator[SimulatorProcess]:
+    with SimulatorProcess({"timing": TIMING}) as running:
+        yield running
+
+
+async def _clients(base_url: str, key: str) -> list[HangUp]:
+    draw = random.Random(9)
+    begin = time.monotonic()
+    tasks = []
+    for i in range(CLIENTS):
+        delay = begin + i / RATE - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        request_id = f"hangup-{uuid.uuid4().hex[:12]}"
+        events = draw.randint(3, 30)
+        tasks.append(
+            asyncio.create_task(read_then_hang_up(base_url, key, request_id, LONG_STREAM, events))
+        )
+    return list(await asyncio.gather(*tasks))
+
+
+def _settled_stats(simulator: SimulatorProcess, cancelled: int) -> dict[str, Any]:
+    """The simulator's stats once `cancelled` requests were cancelled and none is in flight."""
+    deadline = time.monotonic() + 15
+    stats: dict[str, Any] = simulator.stats()
+    while time.monotonic() < deadline:
+        if stats["cancelled"] >= cancelled and stats["in_flight"] == 0:
+            break
+        time.sleep(0.2)
+        stats = simulator.stats()
+    return stats
+
+
+def _round(simulator: SimulatorProcess, gateway_url: str, database: str, key: str) -> list[float]:
+    """1,000 hang-ups; checks that each was cancelled and recorded; hang-up to cancel, ms."""
+    simulator.reset()
+    clients = asyncio.run(_clients(gateway_url, key))
+    stats = _settled_stats(simulator, CLIENTS)
+    in_flight = total(scrape(gateway_url), "plumbline_backend_in_flight")
+    rows = call_rows(database, [c.call_id for c in clients if c.call_id])
+    by_request = {c["request_id"]: c for c in stats["cancellations"]}
+    latencies = sorted(
+        (by_request[f"chatcmpl-{c.request_id}"]["cancelled_at_unix"] - c.hung_up_at) * 1000
+        for c in clients
+        if f"chatcmpl-{c.request_id}" in by_request
+    )
+    engine_side = sorted(c["disconnect_to_cancel_ms"] for c in by_request.values())
+    figures = {
+        "clients": CLIENTS,
+        "hung_up_mid_stream": sum(1 for c in clients if c.status == 200 and not c.error),
+        "upstream_cancelled": stats["cancelled"],
+        "upstream_completed": stats["completed"],
+        "hangup_to_cancel_ms_p50": latencies[len(latencies) // 2] if latencies else None,
+        "hangup_to_cancel_ms_p99": latencies[int(len(latencies) * 0.99)] if latencies else None,
+        "hangup_to_cancel_ms_max": latencies[-1] if latencies else None,
+        "simulator_disconnect_to_cancel_ms_max": engine_side[-1] if engine_side else None,
+        "recorded_499_cancelled": sum(
+            1 for r in rows.values() if r.status_code == 499 and r.cancelled
+        ),
+    }
+    report("client_disconnects", **figures)
+    assert figures["hung_up_mid_stream"] == CLIENTS, [c for c in clients if c.error][:3]
+    assert len(latencies) == CLIENTS, "every upstream request was cancelled"
+    assert stats["completed"] == 0 and stats["in_flight"] == 0 and in_flight == 0
+    assert figures["recorded_499_cancelled"] == CLIENTS
+    return latencies
+
+
+def test_a_thousand_hang_ups_cancel_upstream_within_100_ms(simulator: SimulatorProcess) -> None:
+    # The bound is on time, and the machine is shared: a round that a CPU-hungry neighbour
+    # disturbed is run again, up to three times, before the bound counts as missed. Every
+    # round must cancel and record all 1,000 calls.
+    slowest = []
+    with postgres_database("plumbline_hangups") as database:
+        key = issue_key(database, "team-hangups")
+        with running_gateway(reliability_config(simulator.base_url), database) as gateway:
+            for _ in range(3):
+                latencies = _round(simulator, gateway.url, database, key)
+                slowest.append(latencies[-1])
+                if latencies[-1] < BOUND_MS:
+                    return
+    pytest.fail(f"slowest hang-up to cancellation over {BOUND_MS} ms in every round: {slowest}")
