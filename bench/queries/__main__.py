@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import argparse
 from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 
 from bench.harness.header import section_header
 from bench.harness.record import DOC, record_section
+from bench.queries.explain import explain_sql, usage_plans
 from bench.queries.generate import TEAMS, populate
 from bench.queries.panels import time_panels
 from bench.queries.report import queries_section
-from bench.queries.usage_api import time_usage
+from bench.queries.usage_api import Timed, time_usage
 from simulator.process import SimulatorProcess
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
@@ -58,6 +60,17 @@ def _recent_call(url: str) -> str:
     return str(row[0])
 
 
+def explain(url: str, panels: list[Timed]) -> dict[str, list[str]]:
+    """Plans of the usage statements (24 hours, 30 days) and of the slowest panel."""
+    now = datetime.now(UTC)
+    slowest = max(panels, key=lambda t: t.p95_ms)
+    return {
+        "usage, every team, 24 hours": usage_plans(url, now - timedelta(days=1), now),
+        "usage, every team, 30 days": usage_plans(url, now - timedelta(days=30), now),
+        f"slowest panel, {slowest.name}": explain_sql(url, slowest.sql),
+    }
+
+
 def main(argv: list[str] | None = None) -> str:
     """Generate, time, print and record; returns the section."""
     args = parse(argv)
@@ -76,7 +89,8 @@ def main(argv: list[str] | None = None) -> str:
         usage = time_usage(gateway.url, keys, args.repeats)
         boxes = {"call_id": _recent_call(url), "search": ""}
         found = time_panels(url, boxes, args.repeats)
-    section = queries_section(header, usage, found, seconds, args)
+        plans = explain(url, found)
+    section = queries_section(header, usage, found, plans, seconds, args)
     print(section)
     if not args.no_record:
         record_section("Queries: usage endpoint and panels", "queries", section, doc=Path(args.doc))

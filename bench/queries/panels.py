@@ -79,7 +79,7 @@ def timed_sql(connection: psycopg.Connection, name: str, sql: bytes, repeats: in
         started = time.perf_counter()
         rows = len(connection.execute(sql).fetchall())
         times.append((time.perf_counter() - started) * 1000)
-    return Timed(name, percentile(times, 0.5), percentile(times, 0.95), rows)
+    return Timed(name, percentile(times, 0.5), percentile(times, 0.95), rows, sql)
 
 
 def time_panels(url: str, textboxes: dict[str, str], repeats: int) -> list[Timed]:

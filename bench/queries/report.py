@@ -22,8 +22,20 @@ def _table(found: list[Timed]) -> list[str]:
     return lines
 
 
+def _plan_lines(plans: dict[str, list[str]]) -> list[str]:
+    lines = []
+    for name, plan in plans.items():
+        lines += ["", f"{name}:", "", "```", *plan, "```"]
+    return lines
+
+
 def queries_section(
-    header: list[str], usage: list[Timed], panels: list[Timed], seconds: float, args: Any
+    header: list[str],
+    usage: list[Timed],
+    panels: list[Timed],
+    plans: dict[str, list[str]],
+    seconds: float,
+    args: Any,
 ) -> str:
     """The dated section for docs/benchmarks.md."""
     worst = max(usage, key=lambda t: t.p95_ms)
@@ -61,4 +73,7 @@ def queries_section(
         "",
         *verdict_table(verdicts),
     ]
+    if plans:
+        lines += ["", "Where the time goes (EXPLAIN (ANALYZE, BUFFERS), first lines):"]
+        lines += _plan_lines(plans)
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ class Timed:
     p50_ms: float
     p95_ms: float
     rows: int
+    sql: bytes = b""
 
 
 WINDOWS = {"1 hour": timedelta(hours=1), "24 hours (default)": None, "7 days": timedelta(days=7)}
