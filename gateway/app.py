@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
@@ -52,6 +53,16 @@ def _install_error_handlers(app: FastAPI) -> None:
         response = _json_error(error.status_code, str(error.detail))
         response.headers.update(error.headers or {})
         return response
+
+    @app.exception_handler(DataError)
+    async def data_error(_: Request, error: DataError) -> Response:
+        # Postgres refuses some values outright (a NUL in text, a number out of range): that is
+        # the caller's input, so a 400, never a 500.
+        return _json_error(
+            400,
+            "A value in this request cannot be stored or searched for "
+            "(such as a NUL character, or a number out of range).",
+        )
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, error: RequestValidationError) -> Response:

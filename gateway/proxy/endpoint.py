@@ -143,9 +143,9 @@ class ProxyCall:
         self.record.memory_bandwidth = model.memory_bandwidth
         if model.served_name != payload.get("model"):
             payload["model"] = model.served_name
-            upstream_body = orjson.dumps(payload)
+            upstream_body = self._encode(payload)
         else:
-            upstream_body = orjson.dumps(payload) if plan.changed else body
+            upstream_body = self._encode(payload) if plan.changed else body
         self.forwarder.mark_upstream_start(self.t0)
         await self._until_disconnect(self.forwarder.forward(model, upstream_body, plan))
 
@@ -209,6 +209,16 @@ class ProxyCall:
         if not isinstance(payload, dict):
             raise GatewayError(400, "Request body must be a JSON object.", "body")
         return payload
+
+    @staticmethod
+    def _encode(payload: dict[str, Any]) -> bytes:
+        try:
+            return orjson.dumps(payload)
+        except TypeError:
+            # orjson reads 1024 levels of nesting but writes only 254.
+            raise GatewayError(
+                400, "Request body nests too deeply (at most 254 levels).", "body"
+            ) from None
 
     def _model(self, payload: dict[str, Any]) -> ModelConfig:
         name = payload.get("model")

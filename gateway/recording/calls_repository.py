@@ -10,6 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from gateway.recording.partitions import Slot, ensure_partitions
 from gateway.recording.rows import RowBatch
+from gateway.recording.storable import storable_rows
 from plumbline.models import Call, CallBody, CallLogprobs, LiveSample
 
 
@@ -23,6 +24,7 @@ def _insert_ignoring_duplicates(
 ) -> None:
     if not rows:
         return
+    rows = storable_rows(rows)
     if connection.dialect.name == "postgresql":
         connection.execute(postgresql.insert(table).on_conflict_do_nothing(), rows)
     elif connection.dialect.name == "sqlite":

@@ -15,16 +15,23 @@ from gateway.config import RedactionConfig
 from gateway.recording.redaction import Redactor
 
 MASK = "[REDACTED]"
+MAX_DEPTH = 200  # below orjson's limit for writing (254); deeper documents are redacted as text
 Slot = tuple[Any, Any]  # (container, key) of one string
 
 
-def _walk(value: Any, redactor: Redactor) -> Any:
+class _TooDeep(Exception):
+    """A document nests deeper than MAX_DEPTH."""
+
+
+def _walk(value: Any, redactor: Redactor, depth: int = 0) -> Any:
     if isinstance(value, str):
         return redactor.text(value)
+    if depth > MAX_DEPTH:
+        raise _TooDeep
     if isinstance(value, list):
-        return [_walk(v, redactor) for v in value]
+        return [_walk(v, redactor, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {redactor.text(k): _walk(v, redactor) for k, v in value.items()}
+        return {redactor.text(k): _walk(v, redactor, depth + 1) for k, v in value.items()}
     return value
 
 
@@ -143,23 +150,22 @@ def _stream(body: bytes, redactor: Redactor) -> str:
 def request_body(body: bytes, redactor: Redactor) -> str:
     """A stored request body: JSON redacted value by value, anything else as text."""
     try:
-        parsed = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        return orjson.dumps(_walk(orjson.loads(body), redactor)).decode()
+    except (orjson.JSONDecodeError, _TooDeep):
         return redactor.text(body.decode("utf-8", "replace"))
-    return orjson.dumps(_walk(parsed, redactor)).decode()
 
 
 def response_body(body: bytes, stream: bool, redactor: Redactor) -> str:
     """A stored response body, whole JSON or SSE stream."""
-    if stream and body.lstrip().startswith(b"data:"):
-        return _stream(body, redactor)
     try:
+        if stream and body.lstrip().startswith(b"data:"):
+            return _stream(body, redactor)
         parsed = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        if isinstance(parsed, dict):
+            return orjson.dumps(_response_object(parsed, redactor)).decode()
+        return orjson.dumps(_walk(parsed, redactor)).decode()
+    except (orjson.JSONDecodeError, _TooDeep):
         return redactor.text(body.decode("utf-8", "replace"))
-    if isinstance(parsed, dict):
-        return orjson.dumps(_response_object(parsed, redactor)).decode()
-    return orjson.dumps(_walk(parsed, redactor)).decode()
 
 
 class RedactionPolicy:

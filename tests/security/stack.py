@@ -34,6 +34,7 @@ class SecurityStack:
     gateway: GatewayProcess
     database_url: str
     keys: dict[str, str]
+    backend_url: str = ""
 
     @property
     def url(self) -> str:
@@ -72,4 +73,4 @@ def security_stack(
         }
         settings = gateway_config(simulator.base_url, **(config or {}))
         gateway = exits.enter_context(GatewayProcess(settings, url))
-        yield SecurityStack(gateway, url, keys)
+        yield SecurityStack(gateway, url, keys, simulator.base_url)

@@ -143,3 +143,10 @@ def test_completion_logprobs_are_masked_too() -> None:
     assert "Abc123" not in orjson.dumps(stored).decode()
     assert stored["top_logprobs"][2] == {"[REDACTED]": -3.0}
     assert stored["top_logprobs"][0] == {"key": -1.0}
+
+
+def test_documents_too_deep_to_walk_are_redacted_as_text() -> None:
+    deep = b'{"a":' * 600 + b'"mail jane@example.com"' + b"}" * 600
+    stored = request_body(deep, Redactor())
+    assert "jane@example.com" not in stored and stored.count("{") == 600
+    assert "[REDACTED:email]" in response_body(deep, False, Redactor())
