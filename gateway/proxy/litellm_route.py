@@ -6,6 +6,7 @@ into OpenAI JSON and SSE events so the same metering applies as for vLLM backend
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -30,8 +31,21 @@ def _provider_error(error: Exception) -> GatewayError:
     return GatewayError(status, f"Provider error: {getattr(error, 'message', str(error))}")
 
 
+# At DEBUG these print whole requests (prompts, and litellm a curl line): never below INFO.
+CHATTY_LOGGERS = ("LiteLLM", "LiteLLM Proxy", "LiteLLM Router", "openai")
+
+
+def _quiet_provider_logs() -> None:
+    for name in CHATTY_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.getEffectiveLevel() < logging.INFO:
+            logger.setLevel(logging.INFO)
+
+
 async def _call(model: ModelConfig, payload: dict[str, Any], fmt: str) -> Any:
     import litellm
+
+    _quiet_provider_logs()
 
     arguments = {k: v for k, v in payload.items() if k != "model"}
     arguments.update(
