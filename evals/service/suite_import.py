@@ -49,6 +49,10 @@ def parse_suite(text: str, fmt: SuiteFormat = "yaml") -> Suite:
     except json.JSONDecodeError as error:
         problem = SuiteProblem(error.lineno, "(document)", f"invalid JSON: {error.msg}")
         raise SuiteError([problem]) from None
+    except RecursionError:
+        raise SuiteError(
+            [SuiteProblem(1, "(document)", "invalid JSON: nested too deeply")]
+        ) from None
     if not isinstance(data, dict):
         raise SuiteError([SuiteProblem(1, "(document)", "a suite must be a JSON object")])
     suite = suite_from_data(data)

@@ -10,6 +10,9 @@ import yaml
 from evals.suite.errors import SuiteError, SuiteProblem
 
 DOCUMENT = "(document)"
+# Nodes a suite may expand to, aliases counted at every use: a handful of nested anchors
+# ("billion laughs") would otherwise expand to billions.
+MAX_NODES = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,29 +38,45 @@ def parse_positioned(text: str) -> PositionedYaml:
         raise SuiteError([SuiteProblem(line, DOCUMENT, f"invalid YAML: {problem}")]) from exc
     except yaml.YAMLError as exc:
         raise SuiteError([SuiteProblem(None, DOCUMENT, f"invalid YAML: {exc}")]) from exc
+    except RecursionError:
+        raise SuiteError(
+            [SuiteProblem(None, DOCUMENT, "invalid YAML: nested too deeply")]
+        ) from None
     finally:
         loader.dispose()
     return PositionedYaml(data, root)
 
 
-def _reject_duplicate_keys(node: yaml.Node) -> None:
-    if isinstance(node, yaml.MappingNode):
+def _problem(node: yaml.Node, message: str) -> SuiteError:
+    return SuiteError([SuiteProblem(node.start_mark.line + 1, DOCUMENT, message)])
+
+
+def _reject_duplicate_keys(root: yaml.Node) -> None:
+    """Walk the node graph (aliases are shared nodes), refusing duplicate keys, alias cycles
+    and documents that expand beyond MAX_NODES."""
+    visited = 0
+    # (node, ids of the collections on the path to it): a node on its own path is a cycle.
+    stack: list[tuple[yaml.Node, frozenset[int]]] = [(root, frozenset())]
+    while stack:
+        node, path = stack.pop()
+        visited += 1
+        if visited > MAX_NODES:
+            raise _problem(node, f"the document expands to more than {MAX_NODES} nodes (aliases?)")
+        if not isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            continue
+        if id(node) in path:
+            raise _problem(node, "an alias refers to a node that contains it")
+        inner = path | {id(node)}
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((item, inner) for item in node.value)
+            continue
         seen: set[object] = set()
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
                 if key.value in seen:
-                    raise SuiteError(
-                        [
-                            SuiteProblem(
-                                key.start_mark.line + 1, DOCUMENT, f"duplicate key {key.value!r}"
-                            )
-                        ]
-                    )
+                    raise _problem(key, f"duplicate key {key.value!r}")
                 seen.add(key.value)
-            _reject_duplicate_keys(value)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _reject_duplicate_keys(item)
+            stack.append((value, inner))
 
 
 def locate(
