@@ -24,6 +24,7 @@ from gateway.api import (
     stability,
     usage,
 )
+from gateway.api.response_headers import ApiResponseHeaders
 from gateway.asgi_entry import GatewayASGI
 from gateway.config import GatewayConfig
 from gateway.dashboard import dashboard_router
@@ -117,4 +118,5 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(admin_data.router)
     app.include_router(dashboard_router())
     _install_error_handlers(app)
+    app.add_middleware(ApiResponseHeaders)
     return app
