@@ -22,6 +22,12 @@ class CallRow:
     error_type: str | None
     backend: str | None
     stream: bool
+    error_message: str | None
+
+    @property
+    def gateway_failure(self) -> bool:
+        """A 500 the gateway raised itself (a bug), as opposed to a backend's 500 passed on."""
+        return self.status_code == 500 and (self.error_message or "").startswith("Gateway error")
 
 
 def call_rows(database_url: str, call_ids: Iterable[str]) -> dict[str, CallRow]:
@@ -39,10 +45,16 @@ def call_rows(database_url: str, call_ids: Iterable[str]) -> dict[str, CallRow]:
                     Call.error_type,
                     Call.backend,
                     Call.stream,
+                    Call.error_message,
                 ).where(Call.id.in_(ids[start : start + CHUNK]))
                 for row in connection.execute(query):
                     found[row.id] = CallRow(
-                        row.status_code, row.cancelled, row.error_type, row.backend, row.stream
+                        row.status_code,
+                        row.cancelled,
+                        row.error_type,
+                        row.backend,
+                        row.stream,
+                        row.error_message,
                     )
     finally:
         engine.dispose()

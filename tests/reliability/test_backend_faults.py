@@ -64,6 +64,7 @@ class Bench:
         return gateway + sum(float(b.stats()["in_flight"]) for b in self.backends)
 
     def wait_healthy(self) -> None:
+        """Wait until the gateway has every backend in rotation again."""
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             health = httpx.get(f"{self.gateway.url}/health", timeout=5).json()
@@ -73,6 +74,7 @@ class Bench:
         raise AssertionError(f"backends not back in rotation: {health}")
 
     def handles(self) -> dict[str, int]:
+        """The gateway's descriptors: all, sockets, the rest, and connections to the backends."""
         kinds = descriptor_kinds(self.pid)
         upstream = sum(connections_to(self.pid, self.backend_ports).values())
         return {
@@ -208,6 +210,7 @@ def test_ten_thousand_faulty_calls_get_prompt_errors_and_leak_nothing(bench: Ben
         phases=results,
         faults_injected=faults,
         records_missing_or_wrong=len(mismatched),
+        gateway_500s=sum(1 for r in rows.values() if r.gateway_failure),
         wrong_answers=len(wrong),
         tasks_before=baseline_tasks,
         tasks_after=tasks,
@@ -219,6 +222,7 @@ def test_ten_thousand_faulty_calls_get_prompt_errors_and_leak_nothing(bench: Ben
     assert len(outcomes) == 10_000
     assert not wrong, f"{len(wrong)} calls got the wrong answer, e.g. {wrong[:5]}"
     assert not mismatched, f"{len(mismatched)} records missing or wrong, e.g. {mismatched[:5]}"
+    assert not any(r.gateway_failure for r in rows.values()), "no 500 of the gateway's own"
     for phase in PHASES:
         assert set(results[phase.name]["sdk_statuses"]) <= phase.statuses, phase.name
     spare = bench.backends[1].base_url

@@ -111,6 +111,7 @@ def _round(simulator: SimulatorProcess, gateway: GatewayProcess, database: str, 
         "recorded_499_cancelled": sum(
             1 for r in rows.values() if r.status_code == 499 and r.cancelled
         ),
+        "gateway_500s": sum(1 for r in rows.values() if r.gateway_failure),
         # How much the gateway's event loop thread ran, and waited for a CPU held by others.
         "gateway_loop_cpu_s": cpu_after - cpu_before,
         "gateway_loop_waited_for_cpu_s": wait_after - wait_before,

@@ -114,5 +114,7 @@ def test_postgres_down_for_a_minute_loses_no_call(cluster: PostgresCluster) -> N
     # The outage was visible while it lasted, and the spool took and gave back the records.
     assert during["database_up"] == 0 and during["spooled"] > 0
     assert after["database_up"] == 1 and after["dropped"] == 0
-    assert after["replayed"] == after["spooled"] >= RATE * OUTAGE_S * 0.9
+    # Every call answered well inside the outage had its record held in the spool.
+    inside = sum(1 for o in outcomes if down_at + 1 < o.finished < down_at + OUTAGE_S - 1)
+    assert after["replayed"] == after["spooled"] >= inside > 0
     assert after["submitted"] == after["written"] + after["spooled"] == sent + 1
