@@ -170,6 +170,7 @@ class ProxyCall:
         self.record.key_id = info.key_id
         if refusal is not None:
             self.record.team_id, self.record.team_name = info.team_id, info.team_name
+            self.record.retention_days = info.retention_days
             raise RateLimitExceeded(refusal)
         self.charged = info
         on_behalf = header_text(self.headers, b"x-plumbline-team", 128)

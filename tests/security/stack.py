@@ -24,7 +24,7 @@ LEAKY = {
         {"text": "Write to jane.roe@example.com or pay with card 4111 1111 1111 1111.", "p": 1.0}
     ],
 }
-SECRET_TEXTS = ("jane.roe@example.com", "4111 1111 1111 1111", "4111")
+SECRET_TEXTS = ("jane.roe@example.com", "4111 1111 1111 1111")
 
 
 @dataclass

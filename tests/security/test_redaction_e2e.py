@@ -102,8 +102,16 @@ def test_stored_bodies_and_logprobs_hold_no_secrets(stack: SecurityStack, stream
         assert marker in detail["body"]["request"]
     assert "[REDACTED:email]" in detail["body"]["response"]
     tokens = "".join(e["token"] for e in detail["logprobs"]["choices"]["0"])
+    alternatives = " ".join(
+        a["token"] for e in detail["logprobs"]["choices"]["0"] for a in e["top_logprobs"]
+    )
     assert "[REDACTED:email]" in tokens and "[REDACTED:card]" in tokens
     assert "Write to" in tokens  # the rest of the answer is still there
+    # The secrets were cut into tokens: none may survive in the joined text either.
+    for stored_text in (tokens, detail["body"]["request"], detail["body"]["response"]):
+        assert not any(s in stored_text for s in ALL_SECRETS), stored_text
+        assert "1111" not in stored_text and "example.com" not in stored_text
+    assert "1111" not in alternatives and "jane" not in alternatives
 
 
 def test_teams_without_body_storage_keep_no_bodies_but_redacted_logprobs(
