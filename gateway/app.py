@@ -65,6 +65,11 @@ def _install_error_handlers(app: FastAPI) -> None:
             "(such as a NUL character, or a number out of range).",
         )
 
+    @app.exception_handler(OverflowError)
+    async def overflow_error(_: Request, error: OverflowError) -> Response:
+        # Dates near year 1 or 9999 overflow when a default window is computed from them.
+        return _json_error(400, f"A date or number in this request is out of range ({error}).")
+
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, error: RequestValidationError) -> Response:
         first = error.errors()[0] if error.errors() else {}
