@@ -22,6 +22,7 @@ from bench.overhead.capacity import capacity_rounds
 from bench.overhead.figures import OverheadRun
 from bench.overhead.latency import Phase, latency_rounds
 from bench.overhead.memory import memory_curves
+from bench.overhead.profiling import profile_side
 from bench.overhead.report import overhead_section
 from bench.overhead.workload import ZERO_TIME
 from bench.proxies.installed import litellm_version, nginx_version
@@ -56,6 +57,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--refinements", type=int, default=3)
     parser.add_argument("--memory-calls", type=int, default=100_000)
     parser.add_argument("--memory-budget-s", type=float, default=900.0, help="per side")
+    parser.add_argument("--profile", action="store_true", help="py-spy Plumbline at load")
     parser.add_argument("--busy", default=None, help="a note on what else ran on the machine")
     parser.add_argument("--doc", default=str(DOC), help="where to record the section")
     parser.add_argument("--no-record", action="store_true", help="print only")
@@ -96,7 +98,11 @@ def measure(args: argparse.Namespace) -> OverheadRun:
             simulator, sides, phases, args.rounds, args.seconds, capacity_limits(capacity)
         )
         memory = memory_curves(simulator, sides, args.memory_calls, args.memory_budget_s)
-    return OverheadRun(list(names), phases, latency, capacity, memory)
+        profile = []
+        if args.profile:
+            gateway = next(side for side in sides if side.name == "plumbline")
+            profile = profile_side(simulator, gateway, phases, args.seconds)
+    return OverheadRun(list(names), phases, latency, capacity, memory, profile)
 
 
 def main(argv: list[str] | None = None) -> str:

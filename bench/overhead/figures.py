@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from bench.harness.profile import Hotspot
 from bench.harness.stats import median
 from bench.harness.step_search import SearchResult
 from bench.overhead.latency import LatencyResult, Phase
@@ -19,6 +20,7 @@ class OverheadRun:
     latency: LatencyResult
     capacity: dict[str, list[SearchResult]]
     memory: dict[str, MemoryCurve]
+    profile: list[Hotspot] = field(default_factory=list)
 
 
 def figure(run: OverheadRun, side: str, phase: str, metric: str) -> float:

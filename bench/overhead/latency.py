@@ -13,6 +13,8 @@ from bench.overhead.capacity import rotated
 from bench.proxies.sides import Side
 from simulator.process import SimulatorProcess
 
+FAR_ABOVE = 4.0
+
 
 @dataclass(frozen=True)
 class Phase:
@@ -55,8 +57,10 @@ def latency_rounds(
     seconds: float,
     capacity: dict[str, float],
 ) -> LatencyResult:
-    """Each round runs every phase on every side; a side skips loads above its capacity.
+    """Each round runs every phase on every side; a side skips loads far above its capacity.
 
+    Far above: more than `FAR_ABOVE` times the rate it sustained in the capacity search (whose
+    calls differ: half streamed, all with model time), where it would only pile up a queue.
     The lightest phase of each kind always runs: it is where unloaded added latency is read.
     """
     result = LatencyResult()
@@ -65,7 +69,7 @@ def latency_rounds(
         result.cpu[side.name] = {"plain": [0.0, 0.0], "stream": [0.0, 0.0]}
         limit = capacity.get(side.name, float("inf"))
         result.skipped[side.name] = [
-            p.key for p in phases if p.rate > limit and p.rate > lightest[p.kind]
+            p.key for p in phases if p.rate > FAR_ABOVE * limit and p.rate > lightest[p.kind]
         ]
     warm_up(sides)
     for index in range(rounds):

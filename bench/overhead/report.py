@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from bench.harness.profile import hotspot_lines
 from bench.harness.stats import ratio
 from bench.harness.verdict import verdict_table
 from bench.overhead.figures import OverheadRun, added, figure, flat_change, sustained
@@ -123,4 +124,7 @@ def overhead_section(header: list[str], run: OverheadRun, args: Any) -> str:
     lines += ["", "Process cost (the proxy's process tree; the simulator for direct):", ""]
     lines += _cost_table(run)
     lines += ["", "Targets:", "", *verdict_table(overhead_verdicts(run))]
+    if run.profile:
+        lines += ["", "Plumbline's gateway under the loaded phases (py-spy, all threads):", ""]
+        lines += hotspot_lines(run.profile)
     return "\n".join(lines) + "\n"

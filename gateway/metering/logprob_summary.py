@@ -40,8 +40,13 @@ def _summary(sampled: np.ndarray, top: np.ndarray | None, margin: float) -> Logp
 def summarize_chat(document: bytes, margin: float = NEAR_TIE_MARGIN) -> LogprobSummary:
     """Summary of a per-choice chat logprobs document (see logprob_codec.per_choice_json)."""
     positions = document.count(_POSITION)
-    values = np.array(_LOGPROB.findall(document), dtype=np.float64)
-    if positions and values.size % positions == 0:
+    try:
+        # orjson reads the numbers several times faster than numpy converts a list of bytes.
+        numbers = orjson.loads(b"[" + b",".join(_LOGPROB.findall(document)) + b"]")
+    except orjson.JSONDecodeError:
+        numbers = None
+    values = np.array(numbers or [], dtype=np.float64)
+    if numbers is not None and positions and values.size % positions == 0:
         matrix = values.reshape(positions, values.size // positions)
         return _summary(matrix[:, 0], matrix[:, 1:], margin)
     return summarize_parsed(orjson.loads(document), margin)
