@@ -97,6 +97,8 @@ class WorkerSettings(BaseModel):
     resample_priority: int = 10
     # How often beat runs the retention job (drops expired call partitions, audited).
     retention_interval_s: float = Field(default=3600.0, gt=0)
+    # How often beat rolls up finished hours of calls for the usage endpoint (Postgres only).
+    usage_rollup_interval_s: float = Field(default=60.0, gt=0)
     notify: NotifySettings = Field(default_factory=NotifySettings)
 
 

@@ -25,6 +25,7 @@ TASK_MODULES = (
     "workers.tasks.alerts",
     "workers.tasks.live",
     "workers.tasks.retention",
+    "workers.tasks.usage_rollups",
 )
 ROUTES = {
     "evals.execute_batch": {"queue": "evals"},
@@ -48,6 +49,7 @@ def beat_schedule(settings: Settings) -> dict[str, Any]:
         "sweep": ("evals.sweep", worker.sweep_interval_s),
         "dispatch-live-samples": ("live.dispatch_pending", worker.live_dispatch_interval_s),
         "apply-retention": ("retention.apply", worker.retention_interval_s),
+        "roll-up-usage": ("usage.rollup", worker.usage_rollup_interval_s),
     }
     return {
         key: {"task": task, "schedule": every, "options": {"expires": every}}

@@ -21,7 +21,8 @@ from bench.harness.record import DOC, record_section
 from bench.queries.explain import explain_sql, usage_plans
 from bench.queries.generate import TEAMS, populate
 from bench.queries.panels import time_panels
-from bench.queries.report import queries_section
+from bench.queries.report import Usage, queries_section
+from bench.queries.rollups import backfill_rollups
 from bench.queries.usage_api import Timed, time_usage
 from simulator.process import SimulatorProcess
 from tests.support.databases import postgres_database
@@ -33,13 +34,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument(
+        "--raw-repeats", type=int, default=3, help="repeats before the rollups exist (slow)"
+    )
     parser.add_argument("--busy", default=None, help="a note on what else ran on the machine")
     parser.add_argument("--doc", default=str(DOC), help="where to record the section")
     parser.add_argument("--no-record", action="store_true", help="print only")
     parser.add_argument("--smoke", action="store_true", help="seconds, for CI")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.rows, args.repeats = 6_000, 2
+        args.rows, args.repeats, args.raw_repeats = 6_000, 2, 1
     return args
 
 
@@ -86,11 +90,13 @@ def main(argv: list[str] | None = None) -> str:
         config = gateway_config(simulator.base_url, health={"interval_s": 5.0}, recording={})
         gateway = GatewayProcess(config, url)
         exits.enter_context(gateway)
-        usage = time_usage(gateway.url, keys, args.repeats)
+        raw_usage = time_usage(gateway.url, keys, args.raw_repeats, expect="exact")
+        rollup = backfill_rollups(url)
+        usage = time_usage(gateway.url, keys, args.repeats, expect="histogram")
         boxes = {"call_id": _recent_call(url), "search": ""}
         found = time_panels(url, boxes, args.repeats)
         plans = explain(url, found)
-    section = queries_section(header, usage, found, plans, seconds, args)
+    section = queries_section(header, Usage(raw_usage, rollup, usage), found, plans, seconds, args)
     print(section)
     if not args.no_record:
         record_section("Queries: usage endpoint and panels", "queries", section, doc=Path(args.doc))

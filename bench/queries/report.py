@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from bench.harness.verdict import Verdict, at_most, verdict_table
+from bench.queries.rollups import RollupBackfill
 from bench.queries.usage_api import Timed
 
 TARGET_MS = 300.0
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The usage endpoint timed before the rollups existed, the first rollup pass, and after."""
+
+    raw: list[Timed]
+    rollup: RollupBackfill
+    rolled: list[Timed]
 
 
 def _table(found: list[Timed]) -> list[str]:
@@ -31,13 +42,15 @@ def _plan_lines(plans: dict[str, list[str]]) -> list[str]:
 
 def queries_section(
     header: list[str],
-    usage: list[Timed],
+    both: Usage,
     panels: list[Timed],
     plans: dict[str, list[str]],
     seconds: float,
     args: Any,
 ) -> str:
     """The dated section for docs/benchmarks.md."""
+    usage = both.rolled
+    rollup = both.rollup
     worst = max(usage, key=lambda t: t.p95_ms)
     default = [t for t in usage if "default" in t.name]
     verdicts = [
@@ -60,7 +73,18 @@ def queries_section(
         f"VACUUM ANALYZE); each query repeated {args.repeats} times.",
         "",
         "`GET /api/usage` through a running gateway (admin key: every team; team key: one team "
-        "of eight):",
+        f"of eight), first from the calls table alone (exact percentiles, {args.raw_repeats} "
+        "repeats: this is what it cost before rollups):",
+        "",
+        *_table(both.raw),
+        "",
+        f"The rollup job's first pass (what `usage.rollup` does on a worker every minute): "
+        f"{rollup.hours:,} hours and {rollup.days} days rolled up in {rollup.seconds:.1f} s, "
+        f"{rollup.rows:,} rollup rows. Later passes roll one new hour, plus any that took late "
+        "calls.",
+        "",
+        "Then with the rollups (whole days and hours from `usage_rollups`, the ragged edges "
+        "from the calls table; percentiles from 5% log buckets):",
         "",
         *_table(usage),
         "",

@@ -26,8 +26,12 @@ WINDOWS = {"1 hour": timedelta(hours=1), "24 hours (default)": None, "7 days": t
 WINDOWS["30 days"] = timedelta(days=30)
 
 
-def time_usage(gateway_url: str, keys: dict[str, str], repeats: int) -> list[Timed]:
-    """Every window for every caller (admin: all teams; a team key: its own calls)."""
+def time_usage(gateway_url: str, keys: dict[str, str], repeats: int, *, expect: str) -> list[Timed]:
+    """Every window for every caller (admin: all teams; a team key: its own calls).
+
+    `expect`: how the endpoint must say it computed percentiles ("exact" before the rollups
+    exist; "histogram" once they do, for every window longer than the ragged edges).
+    """
     found = []
     with httpx.Client(base_url=gateway_url, timeout=600) as client:
         for caller, key in keys.items():
@@ -43,7 +47,10 @@ def time_usage(gateway_url: str, keys: dict[str, str], repeats: int) -> list[Tim
                     response = client.get("/api/usage", params=params, headers=headers)
                     times.append((time.perf_counter() - started) * 1000)
                     response.raise_for_status()
-                    rows = len(response.json()["data"])
+                    body = response.json()
+                    rows = len(body["data"])
+                    if span is None or span > timedelta(hours=2) or expect == "exact":
+                        assert body["percentiles"] == expect, (window, body["percentiles"])
                 found.append(
                     Timed(
                         f"{caller}, {window}",
@@ -52,5 +59,7 @@ def time_usage(gateway_url: str, keys: dict[str, str], repeats: int) -> list[Tim
                         rows,
                     )
                 )
-                print(f"usage {caller} {window}: p95 {found[-1].p95_ms:.0f} ms", flush=True)
+                print(
+                    f"usage ({expect}) {caller} {window}: p95 {found[-1].p95_ms:.0f} ms", flush=True
+                )
     return found

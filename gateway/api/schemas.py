@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -115,4 +115,7 @@ class UsageReport(BaseModel):
 
     since: datetime
     until: datetime
+    # "exact", or "histogram" when whole hours and days came from the rollups: then each
+    # percentile is read from log-scale buckets 5% wide (see gateway.usage.latency_histogram).
+    percentiles: Literal["exact", "histogram"] = "exact"
     data: list[UsageRow]

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 from fastapi import APIRouter
 
-from gateway.api import usage_queries
 from gateway.api.deps import CallerDep, SessionDep, team_scope
 from gateway.api.schemas import UsageReport, UsageRow
 from gateway.errors import GatewayError
+from gateway.usage.usage_read import usage_groups
 
 router = APIRouter(prefix="/api/usage", tags=["usage"])
 
@@ -29,14 +29,10 @@ def usage(
     if since >= until:
         raise GatewayError(400, "`since` must be before `until`.", "since")
     team = team_scope(caller)
-    totals = usage_queries.usage_totals(session, team, since, until)
-    percentiles = usage_queries.usage_percentiles(session, team, since, until)
-    rows = []
-    for total in totals:
-        extra = percentiles.get((total["feature"], total["model"]), {})
-        calls = total["calls"]
-        rows.append(
-            UsageRow(**total, error_rate=total["errors"] / calls if calls else 0.0, **extra)
-        )
+    groups = usage_groups(session, team, since, until)
+    rows = [
+        UsageRow(**row, error_rate=row["errors"] / row["calls"] if row["calls"] else 0.0)
+        for row in groups.rows
+    ]
     rows.sort(key=lambda r: (r.input_cost + r.output_cost, r.calls), reverse=True)
-    return UsageReport(since=since, until=until, data=rows)
+    return UsageReport(since=since, until=until, percentiles=groups.percentiles, data=rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Table, insert
@@ -11,6 +11,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from gateway.recording.partitions import Slot, ensure_partitions
 from gateway.recording.rows import RowBatch
 from gateway.recording.storable import storable_rows
+from gateway.usage.rollup_job import floor_hour
+from gateway.usage.rollup_repository import mark_late_hours
 from plumbline.models import Call, CallBody, CallLogprobs, LiveSample
 
 
@@ -55,3 +57,15 @@ def days_of(batch: RowBatch) -> set[Slot]:
         (row["created_at"].astimezone(UTC).date(), int(row.get("retention_days") or 0))
         for row in batch.calls
     }
+
+
+def mark_late_calls(connection: Connection, batch: RowBatch, now: datetime) -> None:
+    """Hours before the current one that this batch wrote calls into get their rollups redone.
+
+    Calls are dated by arrival and written when they end, so a call that spans an hour's end
+    lands after the job may have rolled that hour; so do spool replays after an outage.
+    """
+    current = floor_hour(now)
+    late = {floor_hour(row["created_at"]) for row in batch.calls if row["created_at"] < current}
+    if late and connection.dialect.name == "postgresql":
+        mark_late_hours(connection, late)

@@ -16,6 +16,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -23,7 +24,12 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
-from gateway.recording.calls_repository import days_of, ensure_day_partitions, write_batch
+from gateway.recording.calls_repository import (
+    days_of,
+    ensure_day_partitions,
+    mark_late_calls,
+    write_batch,
+)
 from gateway.recording.partitions import Slot
 from gateway.recording.rows import RowBatch, RowObserver, build_rows
 from gateway.recording.spool import Spool
@@ -242,6 +248,7 @@ class LogSink:
                 if slots:
                     ensure_day_partitions(connection, slots)
                 write_batch(connection, batch)
+                mark_late_calls(connection, batch, datetime.now(UTC))
             self._slots_ready |= days_of(batch)
         except (SQLAlchemyError, OSError) as error:
             # The retention job may have dropped a partition this process made earlier.

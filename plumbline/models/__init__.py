@@ -19,6 +19,8 @@ from plumbline.models.eval_sample import EvalSample
 from plumbline.models.eval_suite import EvalSuite
 from plumbline.models.live_sample import LiveSample
 from plumbline.models.team import Team
+from plumbline.models.usage_rollup import UsageRollup
+from plumbline.models.usage_rollup_period import UsageRollupPeriod
 
 __all__ = [
     "Alert",
@@ -40,4 +42,6 @@ __all__ = [
     "EvalSuite",
     "LiveSample",
     "Team",
+    "UsageRollup",
+    "UsageRollupPeriod",
 ]
