@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 from sqlalchemy import Engine, event
 
-from gateway.api import usage_queries
+from gateway.usage.usage_read import usage_groups
 from plumbline.db import create_db_engine, make_session_factory
 
 
@@ -22,8 +22,7 @@ def _captured(engine: Engine, since: datetime, until: datetime) -> list[tuple[st
     event.listen(engine, "before_cursor_execute", keep)
     try:
         with make_session_factory(engine)() as session:
-            usage_queries.usage_totals(session, None, since, until)
-            usage_queries.usage_percentiles(session, None, since, until)
+            usage_groups(session, None, since, until)
     finally:
         event.remove(engine, "before_cursor_execute", keep)
     return statements

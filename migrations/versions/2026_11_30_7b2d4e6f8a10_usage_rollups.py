@@ -1,4 +1,4 @@
-"""usage rollups per hour and day
+"""usage rollups per hour and day, and a BRIN index on calls.created_at
 
 Revision ID: 7b2d4e6f8a10
 Revises: 5e1c7a9b3d20
@@ -44,6 +44,9 @@ def upgrade() -> None:
     op.create_index(
         "ix_usage_rollups_period", "usage_rollups", ["period_hours", "period_start"], unique=False
     )
+    op.create_index(
+        "ix_calls_created_brin", "calls", ["created_at"], postgresql_using="brin", unique=False
+    )
     op.create_table(
         "usage_rollup_periods",
         sa.Column("period_hours", sa.Integer(), nullable=False),
@@ -58,5 +61,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Revert this revision."""
     op.drop_table("usage_rollup_periods")
+    op.drop_index("ix_calls_created_brin", table_name="calls")
     op.drop_index("ix_usage_rollups_period", table_name="usage_rollups")
     op.drop_table("usage_rollups")
