@@ -195,8 +195,8 @@ def clean_periods(session: Session, since: datetime, until: datetime) -> set[tup
     rows = session.execute(
         select(UsageRollupPeriod.period_hours, UsageRollupPeriod.period_start).where(
             UsageRollupPeriod.dirty == false(),
+            UsageRollupPeriod.period_start >= since,
             UsageRollupPeriod.period_start < until,
-            UsageRollupPeriod.period_start > since - timedelta(days=1),
         )
     )
     return {(int(h), s) for h, s in rows}

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 HOUR = timedelta(hours=1)
-DAY = timedelta(days=1)
 
 
 @dataclass(slots=True)
@@ -24,26 +23,25 @@ class WindowPlan:
             self.raw.append((start, end))
 
 
-def _next_hour(moment: datetime) -> datetime:
-    floor = moment.replace(minute=0, second=0, microsecond=0)
-    return floor if floor == moment else floor + HOUR
-
-
 def plan_window(since: datetime, until: datetime, clean: set[tuple[int, datetime]]) -> WindowPlan:
-    """Whole clean days first, then whole clean hours, raw calls for the rest (edges, gaps)."""
+    """Whole clean days first, then whole clean hours, raw calls for the rest (edges, gaps).
+
+    Walks the clean periods, not the hours: a window may span millennia (the API allows it).
+    """
     plan = WindowPlan()
     at = since.astimezone(UTC)
     until = until.astimezone(UTC)
-    while at < until:
-        aligned_hour = at.minute == at.second == at.microsecond == 0
-        if aligned_hour and at.hour == 0 and at + DAY <= until and (24, at) in clean:
-            plan.periods.append((24, at))
-            at += DAY
-        elif aligned_hour and at + HOUR <= until and (1, at) in clean:
-            plan.periods.append((1, at))
-            at += HOUR
-        else:
-            end = min(_next_hour(at) if not aligned_hour else at + HOUR, until)
-            plan.add_raw(at, end)
-            at = end
+    inside = sorted(
+        ((start, hours) for hours, start in clean if at <= start and start + hours * HOUR <= until),
+        key=lambda period: (period[0], -period[1]),  # a day before the first hour it covers
+    )
+    for start, hours in inside:
+        if start < at:
+            continue  # inside a day already taken
+        if start > at:
+            plan.add_raw(at, start)
+        plan.periods.append((hours, start))
+        at = start + hours * HOUR
+    if at < until:
+        plan.add_raw(at, until)
     return plan

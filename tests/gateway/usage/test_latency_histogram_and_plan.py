@@ -64,3 +64,11 @@ def test_gaps_in_the_rollups_are_read_raw_and_joined() -> None:
     assert plan.periods == [(1, T0), (1, T0 + 3 * H)]
     assert plan.raw == [(T0 + H, T0 + 3 * H)]
     assert plan_window(T0, T0 + 4 * H, set()).raw == [(T0, T0 + 4 * H)]
+
+
+def test_a_window_of_millennia_walks_the_rollups_not_the_hours() -> None:
+    since = datetime(29, 4, 27, tzinfo=UTC)
+    until = datetime(7251, 7, 6, tzinfo=UTC)
+    plan = plan_window(since, until, {(24, T0), (1, T0 + 25 * H)})
+    assert plan.periods == [(24, T0), (1, T0 + 25 * H)]
+    assert plan.raw == [(since, T0), (T0 + 24 * H, T0 + 25 * H), (T0 + 26 * H, until)]
