@@ -11,13 +11,12 @@ never the limit, to see what a second worker adds. Records the section in docs/b
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from bench.eval_runs.report import EvalBench, eval_section
 from bench.eval_runs.suite import simulator_config, suite_yaml
 from bench.eval_runs.timing import RunTiming, timed_run
 from bench.harness.header import section_header
-from bench.harness.record import DOC, record_section
+from bench.harness.record import DOC, publish
 from tests.workers.stack import WorkerStack, worker_stack
 from tests.workers.suites import import_yaml
 
@@ -103,10 +102,7 @@ def main(argv: list[str] | None = None) -> str:
     ]
     header = section_header("bench.eval_runs", notes, busy=args.busy)
     section = eval_section(header, measure(args), args)
-    print(section)
-    if not args.no_record:
-        record_section("Evals: suite wall time on workers", "evals", section, doc=Path(args.doc))
-    return section
+    return publish("Evals: suite wall time on workers", "evals", section, args)
 
 
 if __name__ == "__main__":

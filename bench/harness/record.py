@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -17,3 +18,11 @@ def record_section(title: str, slug: str, section: str, doc: Path = DOC) -> None
     head, _, tail = text.partition(marker)
     older = tail.strip("\n")
     doc.write_text(f"{head}{marker}\n\n{section.rstrip()}\n" + (f"\n{older}\n" if older else ""))
+
+
+def publish(title: str, slug: str, section: str, args: Any) -> str:
+    """Print a scenario's section and record it in args.doc unless --no-record; returns it."""
+    print(section)
+    if not args.no_record:
+        record_section(title, slug, section, doc=Path(args.doc))
+    return section

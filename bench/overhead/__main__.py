@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import argparse
 from contextlib import ExitStack
-from pathlib import Path
 
 from bench.harness.header import section_header
-from bench.harness.record import DOC, record_section
+from bench.harness.record import DOC, publish
 from bench.harness.stats import median
 from bench.harness.step_search import SearchResult, SearchRules
 from bench.overhead.capacity import capacity_rounds
@@ -111,11 +110,8 @@ def main(argv: list[str] | None = None) -> str:
     tools = (f"nginx {nginx_version().removeprefix('nginx/')}", f"litellm {litellm_version()}")
     header = section_header("bench.overhead", NOTES, tools=tools, busy=args.busy)
     section = overhead_section(header, measure(args), args)
-    print(section)
-    if not args.no_record:
-        title = "Overhead: direct, nginx, LiteLLM proxy, Plumbline"
-        record_section(title, "overhead", section, doc=Path(args.doc))
-    return section
+    title = "Overhead: direct, nginx, LiteLLM proxy, Plumbline"
+    return publish(title, "overhead", section, args)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,11 @@ from __future__ import annotations
 import argparse
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import psycopg
 
 from bench.harness.header import section_header
-from bench.harness.record import DOC, record_section
+from bench.harness.record import DOC, publish
 from bench.queries.explain import explain_sql, usage_plans
 from bench.queries.generate import TEAMS, populate
 from bench.queries.panels import time_panels
@@ -97,10 +96,7 @@ def main(argv: list[str] | None = None) -> str:
         found = time_panels(url, boxes, args.repeats)
         plans = explain(url, found)
     section = queries_section(header, Usage(raw_usage, rollup, usage), found, plans, seconds, args)
-    print(section)
-    if not args.no_record:
-        record_section("Queries: usage endpoint and panels", "queries", section, doc=Path(args.doc))
-    return section
+    return publish("Queries: usage endpoint and panels", "queries", section, args)
 
 
 if __name__ == "__main__":

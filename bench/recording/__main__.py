@@ -19,7 +19,7 @@ from typing import Any
 
 from bench.harness.header import section_header
 from bench.harness.profile import hotspots, recording
-from bench.harness.record import DOC, record_section
+from bench.harness.record import DOC, publish
 from bench.recording.backlog import copy_spool, replay, spool_backlog
 from bench.recording.records import RecordFactory, simulator_logprobs
 from bench.recording.report import RecordingRun, recording_section
@@ -113,10 +113,7 @@ def main(argv: list[str] | None = None) -> str:
     ]
     header = section_header("bench.recording", notes, busy=args.busy)
     section = recording_section(header, measure(args), args)
-    print(section)
-    if not args.no_record:
-        record_section("Recording: the log sink", "recording", section, doc=Path(args.doc))
-    return section
+    return publish("Recording: the log sink", "recording", section, args)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ class KeyCache:
             self._refreshing.pop(digest, None)
 
     async def settle(self) -> None:
-        """Wait for the background refreshes under way (tests, shutdown)."""
+        """Wait for the background refreshes under way (tests use it to see their outcome)."""
         while self._refreshing:
             await asyncio.gather(*self._refreshing.values(), return_exceptions=True)
 

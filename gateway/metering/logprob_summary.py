@@ -37,9 +37,14 @@ def _summary(sampled: np.ndarray, top: np.ndarray | None, margin: float) -> Logp
     return LogprobSummary(mean, float(margins.min()), int((margins < margin).sum()))
 
 
-def summarize_chat(document: bytes, margin: float = NEAR_TIE_MARGIN) -> LogprobSummary:
-    """Summary of a per-choice chat logprobs document (see logprob_codec.per_choice_json)."""
-    positions = document.count(_POSITION)
+def summarize_chat(
+    document: bytes, margin: float = NEAR_TIE_MARGIN, positions: int | None = None
+) -> LogprobSummary:
+    """Summary of a per-choice chat logprobs document (see logprob_codec.per_choice_json).
+
+    `positions`: the document's count of `"top_logprobs":`, when the caller has it already.
+    """
+    positions = document.count(_POSITION) if positions is None else positions
     try:
         # orjson reads the numbers several times faster than numpy converts a list of bytes.
         numbers = orjson.loads(b"[" + b",".join(_LOGPROB.findall(document)) + b"]")

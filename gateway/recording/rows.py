@@ -155,9 +155,8 @@ class _StoredLogprobs:
 def _logprobs(record: CallRecord) -> _StoredLogprobs:
     if record.logprob_format == logprob_codec.CHAT:
         document = logprob_codec.per_choice_json(logprob_codec.CHAT, record.logprob_chunks)
-        return _StoredLogprobs(
-            document, document.count(b'"top_logprobs":'), summarize_chat(document)
-        )
+        positions = document.count(b'"top_logprobs":')
+        return _StoredLogprobs(document, positions, summarize_chat(document, positions=positions))
     merged = logprob_codec.completion_objects(record.logprob_chunks)
     keyed = {str(k): v for k, v in sorted(merged.items())}
     tokens = sum(len(v["tokens"]) for v in merged.values())

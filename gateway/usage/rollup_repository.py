@@ -240,16 +240,6 @@ def rolled_hours_of_day(session: Session, day: datetime) -> int:
     return int(count or 0)
 
 
-def day_is_clean(session: Session, day: datetime) -> bool:
-    """Whether a day's own rollup exists and took no late rows since."""
-    dirty = session.scalar(
-        select(UsageRollupPeriod.dirty).where(
-            UsageRollupPeriod.period_hours == 24, UsageRollupPeriod.period_start == day
-        )
-    )
-    return dirty is False
-
-
 def mark_late_hours(connection: Connection, starts: set[datetime]) -> None:
     """Mark hours (and their days) that took calls as possibly rolled already: re-roll them."""
     days = {s.replace(hour=0) for s in starts}
