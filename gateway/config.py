@@ -150,6 +150,10 @@ class RedactionConfig(_Strict):
 class RecordingConfig(_Strict):
     """How the log sink batches and where it spools when the database is away."""
 
+    # Build and write call rows in threads of the gateway's own process rather than in a
+    # recorder process beside it: one process less, but the rows' CPU then competes with the
+    # proxy for the GIL (see docs/benchmarks.md, Overhead).
+    in_process: bool = False
     queue_capacity: int = 100_000
     batch_size: int = 1000
     flush_interval_ms: float = 50.0

@@ -16,11 +16,15 @@ from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import CallbackCollector, GatewayMetrics
 from gateway.proxy.rate_limiter import RateLimiter
+from gateway.recording.call_sink import CallSink
+from gateway.recording.observation import CallObservation
+from gateway.recording.recorder_process import RecorderProcess
 from gateway.recording.sink import LogSink
 from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
 from gateway.stability_metrics import StabilityCollector
 from gateway.state import GatewayState
+from gateway.upstream.client import UpstreamPool
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
 
@@ -80,6 +84,23 @@ def check_schema(engine: Engine) -> None:
         )
 
 
+def _call_sink(
+    settings: Settings, config: GatewayConfig, metrics: GatewayMetrics, engine: Engine
+) -> CallSink:
+    if not config.recording.in_process:
+        return RecorderProcess(
+            settings.database.url,
+            settings.database.pool_size,
+            config.recording,
+            observer=metrics.observe,
+        )
+    return LogSink(
+        engine,
+        config.recording,
+        observer=lambda record, row: metrics.observe(CallObservation.of(record, row)),
+    )
+
+
 async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState:
     """Create everything a running gateway needs and start its background work."""
     engine = create_db_engine(settings.database.url, pool_size=settings.database.pool_size)
@@ -90,9 +111,10 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         raise
     sampler = LiveSampler(config.live_sampling)
     metrics = GatewayMetrics([*config.features, *sampler.features], [m.name for m in config.models])
-    sink = LogSink(engine, config.recording, observer=metrics.observe)
+    sink = _call_sink(settings, config, metrics, engine)
     sink.start()
     http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False))
+    upstream = UpstreamPool()
     pool = BackendPool(config)
     monitor = HealthMonitor(pool, http, config.health)
     state = GatewayState(
@@ -102,6 +124,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         sessions=make_session_factory(engine),
         sink=sink,
         http=http,
+        upstream=upstream,
         pool=pool,
         monitor=monitor,
         keys=KeyCache(
@@ -132,5 +155,6 @@ async def close_state(state: GatewayState) -> None:
     """Stop background work, write what is queued, release connections."""
     await state.monitor.stop()
     await state.http.close()
+    state.upstream.close()
     state.sink.stop()
     state.engine.dispose()

@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
-from gateway.metering.record import CallRecord
+from gateway.recording.observation import CallObservation
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 ITL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 1.0)
@@ -139,45 +139,43 @@ class GatewayMetrics:
         """Configured models keep their name; anything a client made up is `unknown`."""
         return model if model in self._models else "unknown"
 
-    def observe(self, record: CallRecord, row: dict[str, Any]) -> None:
-        """Count one finished call (called from the log sink's thread)."""
+    def observe(self, call: CallObservation) -> None:
+        """Count one finished call (called from the thread that hears from the recorder)."""
         labels = (
-            self.model_label(record.model),
-            record.backend or "none",
-            record.team_name or "none",
-            self.feature_label(record.feature),
+            self.model_label(call.model),
+            call.backend or "none",
+            call.team or "none",
+            self.feature_label(call.feature),
         )
-        status = "cancelled" if record.cancelled else str(record.status_code)
+        status = "cancelled" if call.cancelled else str(call.status_code)
         self.calls.labels(*labels, status).inc()
-        if record.status_code >= 400:
-            error_type = record.error_type if record.error_type in ERROR_TYPES else "Error"
+        if call.status_code >= 400:
+            error_type = call.error_type if call.error_type in ERROR_TYPES else "Error"
             self.errors.labels(*labels, error_type).inc()
         for direction, tokens, cost in (
-            ("input", row["prompt_tokens"], row["input_cost"]),
-            ("output", row["completion_tokens"], row["output_cost"]),
+            ("input", call.prompt_tokens, call.input_cost),
+            ("output", call.completion_tokens, call.output_cost),
         ):
             if tokens is not None:
                 self.tokens.labels(*labels, direction).inc(tokens)
                 self.genai_tokens.labels(labels[0], direction).observe(tokens)
             if cost:
                 self.cost.labels(*labels, direction).inc(cost)
-        if row["ttft_ms"] is not None:
-            self.ttft.labels(*labels).observe(row["ttft_ms"] / 1000)
-            self.genai_ttft.labels(labels[0]).observe(row["ttft_ms"] / 1000)
-        if row["itl_mean_ms"] is not None:
-            self.itl.labels(*labels).observe(row["itl_mean_ms"] / 1000)
-            self.genai_tpot.labels(labels[0]).observe(row["itl_mean_ms"] / 1000)
-        if row["decode_ms"] is not None:
-            self.decode.labels(*labels).observe(row["decode_ms"] / 1000)
-        if row["engine_queue_ms"] is not None:
-            self.engine_queue.labels(labels[0], labels[1]).observe(row["engine_queue_ms"] / 1000)
-        if row["engine_prefill_ms"] is not None:
-            self.engine_prefill.labels(labels[0], labels[1]).observe(
-                row["engine_prefill_ms"] / 1000
-            )
-        if row["e2e_ms"] is not None:
-            self.e2e.labels(*labels).observe(row["e2e_ms"] / 1000)
-        self.overhead.labels(labels[0], labels[1]).observe(record.overhead_s)
+        if call.ttft_ms is not None:
+            self.ttft.labels(*labels).observe(call.ttft_ms / 1000)
+            self.genai_ttft.labels(labels[0]).observe(call.ttft_ms / 1000)
+        if call.itl_mean_ms is not None:
+            self.itl.labels(*labels).observe(call.itl_mean_ms / 1000)
+            self.genai_tpot.labels(labels[0]).observe(call.itl_mean_ms / 1000)
+        if call.decode_ms is not None:
+            self.decode.labels(*labels).observe(call.decode_ms / 1000)
+        if call.engine_queue_ms is not None:
+            self.engine_queue.labels(labels[0], labels[1]).observe(call.engine_queue_ms / 1000)
+        if call.engine_prefill_ms is not None:
+            self.engine_prefill.labels(labels[0], labels[1]).observe(call.engine_prefill_ms / 1000)
+        if call.e2e_ms is not None:
+            self.e2e.labels(*labels).observe(call.e2e_ms / 1000)
+        self.overhead.labels(labels[0], labels[1]).observe(call.overhead_s)
 
     def add_collector(self, collector: Collector) -> None:
         """Register a collector that reads live state at scrape time."""

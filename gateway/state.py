@@ -13,9 +13,10 @@ from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
 from gateway.proxy.rate_limiter import RateLimiter
-from gateway.recording.sink import LogSink
+from gateway.recording.call_sink import CallSink
 from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
+from gateway.upstream.client import UpstreamPool
 from plumbline.settings import Settings
 
 
@@ -27,8 +28,9 @@ class GatewayState:
     config: GatewayConfig
     engine: Engine
     sessions: sessionmaker[Session]
-    sink: LogSink
+    sink: CallSink
     http: aiohttp.ClientSession
+    upstream: UpstreamPool
     pool: BackendPool
     monitor: HealthMonitor
     keys: KeyCache

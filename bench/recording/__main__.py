@@ -28,6 +28,8 @@ from bench.recording.throughput import SinkRun, row_building_seconds, sink_burst
 from tests.support.databases import postgres_database
 
 KINDS = {"with logprobs": True, "without logprobs": False}
+# The same records through a recorder process, as the gateway runs the sink.
+RECORDER_KIND = "with logprobs, recorder process"
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -60,6 +62,11 @@ def bursts(factory: RecordFactory, urls: dict[str, str], args: argparse.Namespac
             batch = factory.records(args.records, logprobs=KINDS[kind])
             results[kind].append(sink_burst(urls[kind], warm, batch))
             print(f"burst {index + 1}: {kind} {results[kind][-1].per_second:,.0f}/s", flush=True)
+        warm = factory.records(1000, logprobs=True)
+        batch = factory.records(args.records, logprobs=True)
+        found = sink_burst(urls[RECORDER_KIND], warm, batch, recorder=True)
+        results.setdefault(RECORDER_KIND, []).append(found)
+        print(f"burst {index + 1}: {RECORDER_KIND} {found.per_second:,.0f}/s", flush=True)
     return results
 
 
@@ -70,9 +77,13 @@ def measure(args: argparse.Namespace) -> RecordingRun:
         kind: row_building_seconds(factory.records(1000, logprobs=on)) / 1000
         for kind, on in KINDS.items()
     }
+    building[RECORDER_KIND] = building["with logprobs"]
     backlog = int(args.backlog_rate * args.backlog_minutes * 60)
     with ExitStack() as exits:
-        urls = {kind: exits.enter_context(postgres_database("plumbline_bench")) for kind in KINDS}
+        urls = {
+            kind: exits.enter_context(postgres_database("plumbline_bench"))
+            for kind in [*KINDS, RECORDER_KIND]
+        }
         found = bursts(factory, urls, args)
         sizes = {kind: stored(url) for kind, url in urls.items()}
         profile = []

@@ -29,18 +29,22 @@ class RecordingRun:
 
 def _burst_rows(run: RecordingRun) -> list[str]:
     lines = [
-        "| records | runs: records/s | median records/s | writer CPU ms/record "
-        "| rows alone µs/record | Postgres backend CPU ms/record |",
-        "| --- | --- | ---: | ---: | ---: | ---: |",
+        "| records | runs: records/s | median records/s | submitting process CPU ms/record "
+        "| recorder process CPU ms/record | rows alone µs/record "
+        "| Postgres backend CPU ms/record |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for kind, bursts in run.bursts.items():
         rate = median([b.per_second for b in bursts])
         cpu = median([b.process_cpu_s / b.records * 1000 for b in bursts])
         pg = median([b.postgres_cpu_s / b.records * 1000 for b in bursts])
+        spent = [b.recorder_cpu_s / b.records * 1000 for b in bursts if b.recorder_cpu_s]
+        recorder = f"{median(spent):.3f}" if spent else "-"
         lines.append(
             f"| {kind} | "
             + ", ".join(f"{b.per_second:,.0f}" for b in bursts)
-            + f" | {rate:,.0f} | {cpu:.3f} | {run.building[kind] * 1e6:,.0f} | {pg:.3f} |"
+            + f" | {rate:,.0f} | {cpu:.3f} | {recorder} | {run.building[kind] * 1e6:,.0f} "
+            f"| {pg:.3f} |"
         )
     return lines
 
@@ -92,11 +96,13 @@ def _replay_lines(run: RecordingRun, args: Any) -> list[str]:
 
 def recording_section(header: list[str], run: RecordingRun, args: Any) -> str:
     """The dated section for docs/benchmarks.md."""
-    with_lp = median([b.per_second for b in run.bursts.get("with logprobs", [])])
+    # The gateway runs the sink in a recorder process: that is the figure the target is about.
+    kind = next((k for k in run.bursts if "recorder" in k), "with logprobs")
+    with_lp = median([b.per_second for b in run.bursts.get(kind, [])])
     verdicts = [
         Verdict(
             f"log sink ≥ {TARGET_PER_SECOND:,} records/s with logprobs",
-            f"{with_lp:,.0f} records/s",
+            f"{with_lp:,.0f} records/s ({kind})",
             at_least(with_lp, TARGET_PER_SECOND),
         )
     ]

@@ -12,6 +12,8 @@ import psycopg
 from bench.harness.procstat import cpu_seconds
 from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
+from gateway.recording.call_sink import CallSink
+from gateway.recording.recorder_process import RecorderProcess
 from gateway.recording.rows import build_rows
 from gateway.recording.sink import LogSink
 from plumbline.db import create_db_engine
@@ -26,6 +28,8 @@ class SinkRun:
     process_cpu_s: float
     postgres_cpu_s: float
     written: int
+    # CPU of the recorder process when the sink runs in one (None: in this process).
+    recorder_cpu_s: float | None = None
 
     @property
     def per_second(self) -> float:
@@ -52,12 +56,14 @@ def _cpu(pids: list[int]) -> float:
     return total
 
 
-def sink_burst(url: str, warm: list[CallRecord], records: list[CallRecord]) -> SinkRun:
-    """Write `warm` (connections, today's partitions), then time `records` submitted at once."""
+def sink_burst(
+    url: str, warm: list[CallRecord], records: list[CallRecord], *, recorder: bool = False
+) -> SinkRun:
+    """Write `warm`, then time `records` submitted at once (`recorder`: as the gateway does)."""
     engine = create_db_engine(url)
     spool = Path(tempfile.mkdtemp(prefix="plumbline-bench-spool-"))
     config = RecordingConfig(spool_dir=spool, queue_capacity=max(100_000, len(records) + 1))
-    sink = LogSink(engine, config)
+    sink: CallSink = RecorderProcess(url, 5, config) if recorder else LogSink(engine, config)
     sink.start()
     try:
         for record in warm:
@@ -65,6 +71,8 @@ def sink_burst(url: str, warm: list[CallRecord], records: list[CallRecord]) -> S
         if not sink.flush(timeout=300):
             raise RuntimeError("the sink did not write the warm-up records")
         backends = _backend_pids(url)
+        child = sink.pid if isinstance(sink, RecorderProcess) else None
+        child_before = cpu_seconds(child) if child else 0.0
         before, pg_before = time.process_time(), _cpu(backends)
         started = time.perf_counter()
         for record in records:
@@ -78,6 +86,7 @@ def sink_burst(url: str, warm: list[CallRecord], records: list[CallRecord]) -> S
             time.process_time() - before,
             _cpu(backends) - pg_before,
             sink.stats.written - len(warm),
+            cpu_seconds(child) - child_before if child else None,
         )
     finally:
         sink.stop()

@@ -57,7 +57,8 @@ def _fast(body: bytes, record: CallRecord, plan: MeasurementPlan) -> bytes | Non
     if plan.capture_logprobs:
         for choice, span in zip(choices, found, strict=False):
             raw = logprob_bytes.value(body, span)
-            if capture_raw(record, plan.fmt, choice.get("index", 0), raw) is None:
+            index = choice.get("index", 0)
+            if capture_raw(record, plan.fmt, index, raw, count=False) is None:
                 record.logprob_chunks.clear()
                 return None
     _describe(obj, record)

@@ -12,14 +12,18 @@ from gateway.proxy import logprob_bytes
 from gateway.proxy.request_plan import MeasurementPlan
 
 
-def capture_raw(record: CallRecord, fmt: str, index: int, obj: bytes) -> int | None:
+def capture_raw(
+    record: CallRecord, fmt: str, index: int, obj: bytes, *, count: bool = True
+) -> int | None:
     """Keep one choice's raw logprobs object; return the positions it covers, None if odd."""
+    # `count=False` returns 0: counting a whole body's positions is a scan of it that the log
+    # sink repeats anyway, off the hot path.
     if fmt == CHAT:
         items = logprob_bytes.chat_items(obj)
         if items is None:
             return None
         record.logprob_chunks.append((index, items))
-        return logprob_bytes.positions(items)
+        return logprob_bytes.positions(items) if count else 0
     record.logprob_chunks.append((index, obj))
     return 1
 

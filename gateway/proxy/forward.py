@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from time import perf_counter
 
-import aiohttp
-
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.metering.record import CallRecord
@@ -14,6 +12,7 @@ from gateway.proxy.relay import Relay
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.routing.backend_pool import Backend
 from gateway.state import GatewayState
+from gateway.upstream.errors import UpstreamConnectError, UpstreamDisconnected
 
 RETRYABLE_STATUS = frozenset({500, 502, 503})
 
@@ -57,9 +56,6 @@ class Forwarder(Relay):
         """Serve from one backend; return a reason to try another, or None when served."""
         self.record.backend = backend.url
         limits = self.state.config.limits
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=limits.connect_timeout_s, sock_read=limits.read_timeout_s
-        )
         headers = {"Content-Type": "application/json", "X-Request-Id": self.record.request_id}
         if backend.api_key:
             headers["Authorization"] = f"Bearer {backend.api_key}"
@@ -67,13 +63,18 @@ class Forwarder(Relay):
         try:
             self.upstream_started = perf_counter()
             try:
-                response = await self.state.http.post(
-                    f"{backend.url}{self.path}", data=body, headers=headers, timeout=timeout
+                response = await self.state.upstream.post(
+                    backend.url,
+                    self.path,
+                    body,
+                    headers,
+                    limits.connect_timeout_s,
+                    limits.read_timeout_s,
                 )
-            except aiohttp.ClientConnectorError as error:
+            except UpstreamConnectError as error:
                 self.state.pool.mark_failed(backend, f"cannot connect: {error}")
                 return f"{backend.url}: cannot connect ({error.os_error})"
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as error:
+            except UpstreamDisconnected as error:
                 return f"{backend.url}: connection dropped before a response ({error})"
             except TimeoutError:
                 raise GatewayError(

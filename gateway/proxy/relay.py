@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from time import perf_counter
 
-import aiohttp
-
 from gateway.errors import GatewayError
 from gateway.metering.record import CallRecord
 from gateway.proxy.asgi_io import Send, send_bytes
@@ -13,6 +11,8 @@ from gateway.proxy.body_transform import transform_body
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.stream_transform import StreamTransform
 from gateway.proxy.upstream_errors import UpstreamProtocolError
+from gateway.upstream.errors import UpstreamPayloadError
+from gateway.upstream.response import UpstreamResponse
 
 STORED_STREAM_LIMIT = 1 << 20
 DONE_EVENT = b"data: [DONE]\n\n"
@@ -52,7 +52,7 @@ class Relay:
         return headers
 
     async def relay(
-        self, response: aiohttp.ClientResponse, plan: MeasurementPlan, read_timeout: float
+        self, response: UpstreamResponse, plan: MeasurementPlan, read_timeout: float
     ) -> None:
         """Relay a stream as events arrive, or a body once complete."""
         content_type = response.headers.get("Content-Type", "")
@@ -65,7 +65,7 @@ class Relay:
             raise GatewayError(
                 504, f"The backend stopped sending for {read_timeout:g} s; the call was abandoned."
             ) from None
-        except (aiohttp.ClientPayloadError, aiohttp.ClientOSError) as error:
+        except UpstreamPayloadError as error:
             raise GatewayError(
                 502, f"The backend closed the connection before the response ended ({error})."
             ) from None
@@ -85,7 +85,7 @@ class Relay:
         """Send part of a stream."""
         await self.send({"type": "http.response.body", "body": data, "more_body": not last})
 
-    async def _relay_body(self, response: aiohttp.ClientResponse, plan: MeasurementPlan) -> None:
+    async def _relay_body(self, response: UpstreamResponse, plan: MeasurementPlan) -> None:
         body = await response.read()
         t = perf_counter()
         content_type = response.headers.get("Content-Type")
@@ -103,14 +103,14 @@ class Relay:
         self.finished = True
         await self.send_reply(response.status, out, content_type or "application/json")
 
-    async def _relay_stream(self, response: aiohttp.ClientResponse, plan: MeasurementPlan) -> None:
+    async def _relay_stream(self, response: UpstreamResponse, plan: MeasurementPlan) -> None:
         await self.send_stream_start(response.headers.get("Content-Type", "text/event-stream"))
         transform = StreamTransform(self.record, plan, self.fingerprint)
         stored: list[bytes] = []
         stored_size = 0
         keep = self.record.store_body or self.record.live_sample is not None
         buffer = b""
-        async for data in response.content.iter_any():
+        async for data in response.iter_chunks():
             t = perf_counter()
             buffer += data
             out: list[bytes] = []

@@ -46,6 +46,8 @@ class SinkStats:
     """Counters the sink exposes in /metrics and /health."""
 
     submitted: int = 0
+    # Records the journal step has finished with (journaled, spooled or dropped).
+    journaled: int = 0
     written: int = 0
     spooled: int = 0
     replayed: int = 0
@@ -112,6 +114,7 @@ class LogSink:
         if len(self._queue) >= self.config.queue_capacity:
             # The journal is behind (a very slow disk): spool this one rather than grow.
             self._spool(self._rows([record]))
+            self._count("journaled", 1)
             return
         self._queue.append(record)
         if self._journal_done:
@@ -119,6 +122,10 @@ class LogSink:
             self._spool_stragglers()
         elif len(self._queue) >= self.config.batch_size:
             self._wake.set()
+
+    def journal_now(self) -> None:
+        """Journal what is queued without waiting for the next tick (a batch arrived whole)."""
+        self._wake.set()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Journal everything queued, write (or leave spooled) what was journaled, then stop."""
@@ -145,6 +152,7 @@ class LogSink:
         batch = self._rows(records)
         if len(batch):
             self._spool(batch)
+        self._count("journaled", len(records))
 
     def _count(self, outcome: str, records: int) -> None:
         # Three threads update the counters; `+=` on an attribute is not atomic.
@@ -173,6 +181,7 @@ class LogSink:
                 records.append(self._queue.popleft())
             batch = self._rows(records)
             if not len(batch):
+                self._count("journaled", len(records))
                 continue
             with self._hand_lock:
                 try:
@@ -184,6 +193,7 @@ class LogSink:
                     self._in_hand.add(path)
                 keep = path is None or len(self._journaled) < MAX_BATCHES_IN_MEMORY
                 self._journaled.append((path, batch if keep else None))
+            self._count("journaled", len(records))
             self._writer_wake.set()
 
     def _write_loop(self) -> None:

@@ -34,7 +34,10 @@ def database(
 
 @pytest.fixture(scope="module")
 def gateway(simulator: SimulatorProcess, database: str) -> Iterator[GatewayProcess]:
-    with GatewayProcess(gateway_config(simulator.base_url), database) as process:
+    # Postgres runs the default recorder process; SQLite the in-process sink, so both stay tested.
+    recording = {"flush_interval_ms": 20, "in_process": database.startswith("sqlite")}
+    config = gateway_config(simulator.base_url, recording=recording)
+    with GatewayProcess(config, database) as process:
         yield process
 
 

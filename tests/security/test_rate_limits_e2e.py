@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import openai
 import pytest
@@ -21,6 +23,19 @@ def _chat(stack: SecurityStack, key: str, max_tokens: int = 8) -> httpx.Response
     )
 
 
+def _calls_until(
+    stack: SecurityStack, team: str, params: dict[str, str], count: int
+) -> list[dict[str, object]]:
+    """The team's calls matching `params`, once `count` are written (records land async)."""
+    deadline = time.monotonic() + 10
+    with stack.api(team) as api:
+        while True:
+            rows: list[dict[str, object]] = api.get("/api/calls", params=params).json()["data"]
+            if len(rows) >= count or time.monotonic() > deadline:
+                return rows
+            time.sleep(0.05)
+
+
 def test_team_requests_per_minute_apply_at_once_and_answer_429(stack: SecurityStack) -> None:
     with stack.api("admin") as admin:
         changed = admin.patch("/api/admin/teams/beta", json={"requests_per_minute": 3})
@@ -38,8 +53,7 @@ def test_team_requests_per_minute_apply_at_once_and_answer_429(stack: SecuritySt
     assert refused.headers["x-ratelimit-limit-requests"] == "3"
     with stack.openai("beta") as client, pytest.raises(openai.RateLimitError):
         client.chat.completions.create(model="tiny", messages=MESSAGES, max_tokens=4)  # type: ignore[arg-type]
-    with stack.api("beta") as beta:
-        rows = beta.get("/api/calls", params={"status": "429"}).json()["data"]
+    rows = _calls_until(stack, "beta", {"status": "429"}, 2)
     assert len(rows) == 2 and all(r["error_type"] == "RateLimitError" for r in rows)
     with stack.api("admin") as admin:
         admin.patch("/api/admin/teams/beta", json={"requests_per_minute": None})

@@ -1,0 +1,116 @@
+"""`python -m gateway.recording.recorder_child FD`: the log sink, run beside a gateway process.
+
+The gateway hands raw call records over a socket (`FD`, inherited); this process builds the rows,
+journals and writes them with a `LogSink`, and reports back its counters, which records it has
+journaled and what the gateway's metrics need of each call. It stops when told to, or when the
+gateway's end of the socket closes (the gateway died): then it journals and writes what it has.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import sys
+import threading
+from collections import deque
+from dataclasses import asdict
+from multiprocessing.connection import Connection
+from typing import Any
+
+from gateway.config import RecordingConfig
+from gateway.metering.record import CallRecord
+from gateway.recording.observation import CallObservation
+from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
+from gateway.recording.sink import LogSink
+from plumbline.db import create_db_engine
+
+log = logging.getLogger(__name__)
+
+
+class Recorder:
+    """One LogSink fed from the gateway's socket, reporting back every flush interval."""
+
+    def __init__(self, connection: Connection, hello: Hello) -> None:
+        self.connection = connection
+        self.config = RecordingConfig.model_validate_json(hello.config_json)
+        self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size)
+        self.observations: deque[CallObservation] = deque()
+        self.sink = LogSink(self.engine, self.config, observer=self._observe)
+        self._send_lock = threading.Lock()
+        self._done = threading.Event()
+
+    def _observe(self, record: CallRecord, row: dict[str, Any]) -> None:
+        self.observations.append(CallObservation.of(record, row))
+
+    def run(self) -> None:
+        """Take records until told to stop or the gateway goes away, then drain and report."""
+        self.sink.start()
+        reporter = threading.Thread(target=self._report_loop, name="plumbline-recorder-report")
+        reporter.start()
+        try:
+            self._receive()
+        finally:
+            self.sink.stop()
+            self._done.set()
+            reporter.join()
+            self._report(final=True)
+            self.engine.dispose()
+
+    def _receive(self) -> None:
+        while True:
+            try:
+                message = self.connection.recv()
+            except (EOFError, OSError):
+                log.warning("the gateway went away; writing the records already received")
+                return
+            if isinstance(message, RecordBatch):
+                for record in message.records:
+                    self.sink.submit(record)
+                # The gateway already waited its flush interval to make this batch.
+                self.sink.journal_now()
+            elif isinstance(message, Flush):
+                self._report(flushed=self.sink.flush(timeout=message.timeout_s))
+            elif message == "stop":
+                return
+
+    def _report_loop(self) -> None:
+        interval = self.config.flush_interval_ms / 1000
+        while not self._done.wait(interval):
+            self._report()
+
+    def _report(self, *, flushed: bool | None = None, final: bool = False) -> None:
+        observations = []
+        while self.observations:
+            observations.append(self.observations.popleft())
+        report = Report(
+            stats=asdict(self.sink.stats),
+            queue_depth=self.sink.queue_depth,
+            spooled_files=self.sink.spooled_files(),
+            observations=observations,
+            flushed=flushed,
+            final=final,
+        )
+        try:
+            with self._send_lock:
+                self.connection.send(report)
+        except OSError:
+            # The gateway is gone; what matters now is that the rows reach the database.
+            pass
+
+
+def main(argv: list[str]) -> None:
+    """Entry point: adopt the inherited socket, read the hello, run until stopped."""
+    # The gateway decides when the recorder stops (after its own drain), not the terminal.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    connection = Connection(socket.socket(fileno=int(argv[0])).detach())
+    hello = connection.recv()
+    if not isinstance(hello, Hello):
+        raise SystemExit("recorder: expected a hello from the gateway first")
+    logging.basicConfig(level=hello.log_level, format="%(levelname)s recorder: %(message)s")
+    Recorder(connection, hello).run()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,288 @@
+"""UpstreamConnection: one HTTP/1.1 connection to a backend, its responses parsed by httptools."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import cast
+
+import httptools
+
+from gateway.upstream.errors import (
+    UpstreamDisconnected,
+    UpstreamError,
+    UpstreamPayloadError,
+    UpstreamTimeout,
+)
+from gateway.upstream.headers import Headers
+
+# Past this much unread streamed body the socket stops being read, so a slow client holds back
+# the backend instead of growing the gateway's memory.
+HIGH_WATER = 1 << 18
+
+
+class UpstreamConnection(asyncio.Protocol):
+    """A keep-alive connection that carries one request at a time."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, on_idle_lost: Callable[[UpstreamConnection], None]
+    ) -> None:
+        self._loop = loop
+        self._on_idle_lost = on_idle_lost
+        self._parser = httptools.HttpResponseParser(self)
+        self._transport: asyncio.Transport | None = None
+        self.closed = False
+        self.busy = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.received = False
+        self.status = 0
+        self.headers: Headers | None = None
+        self._raw_headers: list[tuple[bytes, bytes]] = []
+        self._informational = False
+        self._chunks: list[bytes] = []
+        self._buffered = 0
+        self._whole = False
+        self._complete = False
+        self._keep_alive = False
+        self._until_eof = False
+        self._extra = False
+        self._error: UpstreamError | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._read_timeout = 0.0
+        self._last_data = 0.0
+
+    @property
+    def usable(self) -> bool:
+        """Open, and not told by the backend that it is closing."""
+        return not self.closed and self._transport is not None and not self._transport.is_closing()
+
+    @property
+    def reusable(self) -> bool:
+        """Its response was read in full and both sides agreed to keep the connection."""
+        return (
+            self.usable
+            and self._complete
+            and self._keep_alive
+            and not self._extra
+            and self._error is None
+            and not self._chunks
+        )
+
+    def abort(self) -> None:
+        """Drop the connection now; a backend still generating sees it and stops."""
+        self._cancel_timer()
+        if not self.closed:
+            self.closed = True
+            if self._transport is not None:
+                self._transport.abort()
+
+    def make_idle(self) -> None:
+        """Forget the finished response, ready for the next request."""
+        self._cancel_timer()
+        self.busy = False
+        self._reset()
+
+    async def request(self, data: bytes, read_timeout: float | None) -> None:
+        """Send a whole request and wait for the response head (status and headers)."""
+        assert self._transport is not None
+        self._cancel_timer()
+        self._reset()
+        self.busy = True
+        self._transport.write(data)
+        if read_timeout is not None:
+            self._read_timeout = read_timeout
+            self._last_data = self._loop.time()
+            self._timer = self._loop.call_at(self._last_data + read_timeout, self._on_timer)
+        while self.headers is None:
+            if self._error is not None:
+                self.abort()
+                raise self._error
+            await self._wait()
+
+    async def next_chunk(self) -> bytes:
+        """The body bytes that arrived since the last call; b"" once the body is complete."""
+        while True:
+            if self._chunks:
+                chunks = self._chunks
+                data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                self._chunks = []
+                self._buffered = 0
+                if self._paused:
+                    self._resume()
+                return data
+            if self._error is not None:
+                self.abort()
+                raise self._error
+            if self._complete:
+                return b""
+            await self._wait()
+
+    async def read_all(self) -> bytes:
+        """The rest of the body, once it has all arrived."""
+        self._whole = True
+        if self._paused:
+            self._resume()
+        while not self._complete:
+            if self._error is not None:
+                self.abort()
+                raise self._error
+            await self._wait()
+        body = b"".join(self._chunks)
+        self._chunks = []
+        self._buffered = 0
+        return body
+
+    async def _wait(self) -> None:
+        self._waiter = waiter = self._loop.create_future()
+        try:
+            await waiter
+        except BaseException:
+            # Cancelled (the client went away): closing the socket is what stops the backend.
+            self.abort()
+            raise
+        finally:
+            self._waiter = None
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _fail(self, error: UpstreamError) -> None:
+        if self._error is None and not self._complete:
+            self._error = error
+        self._cancel_timer()
+        self._wake()
+
+    def _resume(self) -> None:
+        self._paused = False
+        self._last_data = self._loop.time()
+        if self._transport is not None and not self.closed:
+            self._transport.resume_reading()
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if not self.busy or self._complete or self._error is not None:
+            return
+        now = self._loop.time()
+        # A paused socket waits on our client, not the backend: that is no silence to punish.
+        deadline = (
+            now + self._read_timeout if self._paused else self._last_data + self._read_timeout
+        )
+        if deadline > now:
+            self._timer = self._loop.call_at(deadline, self._on_timer)
+            return
+        self._fail(UpstreamTimeout(f"no bytes from the backend for {self._read_timeout:g} s"))
+        self.abort()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    # asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Keep the transport to write requests to."""
+        # uvloop's transports are not registered as asyncio.Transport, so no isinstance check.
+        self._transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        """Parse what arrived; the parser calls the on_* methods below."""
+        if not self.busy or self._complete:
+            # Bytes nobody asked for: the connection's framing can no longer be trusted.
+            self._extra = True
+            self.abort()
+            return
+        self.received = True
+        self._last_data = self._loop.time()
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as error:
+            if self.headers is None:
+                self._fail(UpstreamDisconnected(f"Invalid response head: {error}"))
+            else:
+                self._fail(UpstreamPayloadError(f"Response payload is malformed: {error}"))
+            self.abort()
+
+    def eof_received(self) -> bool:
+        """Let the transport close; connection_lost decides what the EOF meant."""
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Settle the response in flight, or leave the idle pool."""
+        self.closed = True
+        self._cancel_timer()
+        if not self.busy:
+            self._on_idle_lost(self)
+            return
+        if self._complete:
+            return
+        why = f" ({exc})" if exc is not None else ""
+        if self.headers is None:
+            self._fail(UpstreamDisconnected(f"Server disconnected{why}"))
+        elif self._until_eof and exc is None:
+            self.on_message_complete()
+        else:
+            self._fail(UpstreamPayloadError(f"Response payload is not completed{why}"))
+
+    # httptools callbacks: they must not raise, or the parser reports a callback error.
+
+    def on_message_begin(self) -> None:
+        """A second response on one request means the stream is out of step."""
+        if self._complete:
+            self._extra = True
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """Collect a header field."""
+        if not self._complete:
+            self._raw_headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        """The head is in: publish status and headers."""
+        if self._complete:
+            return
+        status = self._parser.get_status_code()
+        if status < 200:
+            # An interim response (100 Continue): the real one follows on the same connection.
+            self._informational = True
+            self._raw_headers = []
+            return
+        headers = Headers(self._raw_headers)
+        self._raw_headers = []
+        self.status = status
+        self.headers = headers
+        self._until_eof = (
+            status not in (204, 304)
+            and "content-length" not in headers
+            and "transfer-encoding" not in headers
+        )
+        self._wake()
+
+    def on_body(self, body: bytes) -> None:
+        """Buffer body bytes for the reader, pausing the socket if the reader falls behind."""
+        if self._complete:
+            return
+        self._chunks.append(body)
+        self._buffered += len(body)
+        if not self._whole and not self._paused and self._buffered > HIGH_WATER:
+            self._paused = True
+            assert self._transport is not None
+            self._transport.pause_reading()
+        self._wake()
+
+    def on_message_complete(self) -> None:
+        """The whole response is in."""
+        if self._informational:
+            self._informational = False
+            return
+        if self._complete:
+            return
+        self._complete = True
+        self._keep_alive = self._parser.should_keep_alive() and not self._until_eof
+        self._cancel_timer()
+        self._wake()

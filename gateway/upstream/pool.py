@@ -1,0 +1,125 @@
+"""ConnectionPool: keep-alive connections to one backend, and the requests sent over them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from gateway.upstream.connection import UpstreamConnection
+from gateway.upstream.errors import UpstreamConnectError, UpstreamDisconnected, UpstreamTimeout
+from gateway.upstream.origin import Origin, parse_origin
+from gateway.upstream.response import UpstreamResponse
+
+
+class ConnectionPool:
+    """Unbounded connections to one backend; idle ones are reused newest first."""
+
+    def __init__(self, url: str) -> None:
+        self.origin: Origin = parse_origin(url)
+        # Newest last: reusing the most recent connection leaves older ones to the backend's
+        # idle timeout, and the recent one is the least likely to have been closed.
+        self._idle: list[UpstreamConnection] = []
+        self._closed = False
+
+    @property
+    def idle_count(self) -> int:
+        """Connections waiting in the pool."""
+        return len(self._idle)
+
+    async def post(
+        self,
+        path: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        connect_timeout: float | None,
+        read_timeout: float | None,
+    ) -> UpstreamResponse:
+        """POST `body` to the backend's `path`; return once the response head is in."""
+        request = self._encode(path, body, headers)
+        connection = self._take_idle()
+        if connection is not None:
+            try:
+                return await self._send(connection, request, read_timeout)
+            except UpstreamDisconnected:
+                if connection.received:
+                    raise
+                # The backend closed this idle connection as it was reused (vLLM's uvicorn drops
+                # keep-alive connections after 5 s idle): that says nothing about the backend.
+        connection = await self._connect(connect_timeout)
+        return await self._send(connection, request, read_timeout)
+
+    def close(self) -> None:
+        """Close the idle connections; ones in use close when their response is done."""
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.abort()
+
+    def _encode(self, path: str, body: bytes, headers: Mapping[str, str]) -> bytes:
+        origin = self.origin
+        head = [
+            f"POST {origin.prefix}{path} HTTP/1.1\r\n"
+            f"Host: {origin.host_header}\r\n"
+            f"Content-Length: {len(body)}\r\n"
+        ]
+        for name, value in headers.items():
+            if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
+                raise ValueError(f"header {name!r} contains a line break")
+            head.append(f"{name}: {value}\r\n")
+        head.append("\r\n")
+        return "".join(head).encode("latin-1") + body
+
+    def _take_idle(self) -> UpstreamConnection | None:
+        idle = self._idle
+        while idle:
+            connection = idle.pop()
+            if connection.usable:
+                return connection
+            connection.abort()
+        return None
+
+    async def _send(
+        self, connection: UpstreamConnection, request: bytes, read_timeout: float | None
+    ) -> UpstreamResponse:
+        try:
+            await connection.request(request, read_timeout)
+        except BaseException:
+            connection.abort()
+            raise
+        assert connection.headers is not None
+        return UpstreamResponse(connection.status, connection.headers, connection, self._finish)
+
+    async def _connect(self, timeout: float | None) -> UpstreamConnection:
+        origin = self.origin
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):
+                try:
+                    _, connection = await loop.create_connection(
+                        lambda: UpstreamConnection(loop, self._forget),
+                        origin.host,
+                        origin.port,
+                        ssl=origin.ssl,
+                        server_hostname=origin.host if origin.ssl is not None else None,
+                    )
+                except OSError as error:
+                    raise UpstreamConnectError(origin.address, error) from error
+        except TimeoutError:
+            raise UpstreamTimeout(
+                f"connecting to {origin.address} took over {timeout:g} s"
+            ) from None
+        return connection
+
+    def _finish(self, connection: UpstreamConnection) -> None:
+        if self._closed or not connection.reusable:
+            connection.abort()
+            return
+        connection.make_idle()
+        self._idle.append(connection)
+
+    def _forget(self, connection: UpstreamConnection) -> None:
+        # An idle connection the backend closed: drop it now rather than when next taken.
+        try:
+            self._idle.remove(connection)
+        except ValueError:
+            pass
