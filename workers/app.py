@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from celery import Celery, shared_task
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_process_shutdown
 
 from plumbline.settings import Settings
 from workers.runtime import WorkerRuntime
@@ -95,7 +95,11 @@ def create_celery_app(settings: Settings | None = None, *, embedded: bool = Fals
     def fresh_connections(**_: Any) -> None:
         runtime.dispose()
 
+    def close_eval_loop(**_: Any) -> None:
+        runtime.close()
+
     worker_process_init.connect(fresh_connections, weak=False)
+    worker_process_shutdown.connect(close_eval_loop, weak=False)
     return app
 
 

@@ -1,22 +1,26 @@
 """RedisLimits: eval concurrency bounds that hold across every worker process, in Redis.
 
 Each bound is a sorted set of lease tokens scored by their expiry (Redis server time, so worker
-clocks do not matter). A Lua script drops expired tokens and adds ours only while the set is
-below the limit, atomically. Holders renew their tokens every third of the lease; a worker that
-dies stops renewing, and its slots come back once the lease runs out.
+clocks do not matter). A Lua script drops expired tokens and adds as many of ours as the set has
+room for below the limit, atomically. Holders renew their tokens every third of the lease; a
+worker that dies stops renewing, and its slots come back once the lease runs out.
+
+Within a process, the waiters of a bound queue locally and one task asks Redis for all of them
+at once (`workers.lease_grants`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from redis.asyncio import Redis
+
+from workers.lease_grants import LeaseGrants
 
 log = logging.getLogger(__name__)
 
@@ -24,16 +28,22 @@ _NOW_MS = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
+# ARGV: limit, lease ms, then tokens; adds the first tokens the bound has room for.
 ACQUIRE = (
     _NOW_MS
     + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-  return 1
+local room = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
+local granted = 0
+for i = 3, #ARGV do
+  if granted >= room then break end
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[i])
+  granted = granted + 1
 end
-return 0
+if granted > 0 then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+end
+return granted
 """
 )
 RENEW = (
@@ -66,7 +76,7 @@ class RedisLimits:
         per_suite: int,
         per_backend: int,
         lease_s: float = 60.0,
-        poll_s: float = 0.05,
+        poll_s: float = 0.025,
     ) -> None:
         self.redis = redis
         self.prefix = prefix
@@ -78,7 +88,7 @@ class RedisLimits:
         self._renew: Any = redis.register_script(RENEW)
         self._count: Any = redis.register_script(COUNT)
         self._held: dict[str, str] = {}
-        self._local: dict[str, asyncio.Semaphore] = {}
+        self._grants: dict[str, LeaseGrants] = {}
         self._renewer: asyncio.Task[None] | None = None
 
     @classmethod
@@ -114,16 +124,22 @@ class RedisLimits:
     async def lease(self, kind: str, name: str, limit: int) -> AsyncIterator[None]:
         """Hold one of `limit` slots of a named bound, waiting for a free one."""
         key = self.key(kind, name)
-        # Waiting locally first keeps this process from polling Redis with more waiters
-        # than it could ever be granted.
-        local = self._local.setdefault(key, asyncio.Semaphore(limit))
-        async with local:
-            token = await self._wait_for_slot(key, limit)
+        grants = self._grants.get(key)
+        if grants is None:
+            acquire, release = partial(self._acquire_many, key, limit), partial(self._release, key)
+            grants = self._grants[key] = LeaseGrants(acquire, release, limit, self.poll_s)
+        token = await grants.wait()
+        self._held[token] = key
+        if self._renewer is None or self._renewer.done():
+            self._renewer = asyncio.create_task(self._renew_forever())
+        try:
+            yield
+        finally:
+            self._held.pop(token, None)
             try:
-                yield
+                await asyncio.shield(self._release(key, token))
             finally:
-                self._held.pop(token, None)
-                await asyncio.shield(self.redis.zrem(key, token))
+                grants.freed()
 
     async def held(self, kind: str, name: str) -> int:
         """Unexpired slots of a bound, across all workers."""
@@ -131,6 +147,8 @@ class RedisLimits:
 
     async def aclose(self) -> None:
         """Stop renewing, release whatever is still held, close the connection."""
+        for grants in self._grants.values():
+            grants.close()
         if self._renewer is not None:
             self._renewer.cancel()
             self._renewer = None
@@ -139,16 +157,11 @@ class RedisLimits:
         self._held.clear()
         await self.redis.aclose()
 
-    async def _wait_for_slot(self, key: str, limit: int) -> str:
-        token = uuid.uuid4().hex
-        delay = self.poll_s
-        while not await self._acquire(keys=[key], args=[limit, self.lease_ms, token]):
-            await asyncio.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 1.5, 0.5)
-        self._held[token] = key
-        if self._renewer is None or self._renewer.done():
-            self._renewer = asyncio.create_task(self._renew_forever())
-        return token
+    async def _acquire_many(self, key: str, limit: int, tokens: list[str]) -> int:
+        return int(await self._acquire(keys=[key], args=[limit, self.lease_ms, *tokens]))
+
+    async def _release(self, key: str, token: str) -> None:
+        await self.redis.zrem(key, token)
 
     async def _renew_forever(self) -> None:
         while self._held:

@@ -1,32 +1,41 @@
 """WorkerRuntime: what tasks of one worker process share, built lazily after the fork.
 
-It hangs off the Celery app (`app.plumbline`), so there is no module-level state: the engine is
-created on first use in each process and disposed in `worker_process_init`, so a forked child
-never reuses its parent's connections.
+It hangs off the Celery app (`app.plumbline`), so there is no module-level state: the engine and
+the eval loop are created on first use in each process and dropped in `worker_process_init`, so
+a forked child never reuses its parent's connections (or a loop whose thread did not fork).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Collection
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 
 import httpx
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import Completion, GatewayCallError, GatewayClient
-from evals.service import ExecutionPolicy, execute_samples
+from evals.service import ExecutionPolicy, ExecutionReport, execute_samples
 from evals.service.live_resampling import LiveJob, resample
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
+from workers.eval_loop import EvalLoop
 from workers.process_limits import ProcessLimits
 from workers.redis_limits import RedisLimits
 
 DEFAULT_GATEWAY = "http://127.0.0.1:8080"
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class EvalResources:
+    """What the eval and resample calls of one process share: a gateway client and limits."""
+
+    client: GatewayClient
+    limits: RedisLimits | ProcessLimits
 
 
 class WorkerRuntime:
@@ -39,6 +48,7 @@ class WorkerRuntime:
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
         self._http: httpx.Client | None = None
+        self._eval_loop: EvalLoop[EvalResources] | None = None
         self._process_limits = ProcessLimits(
             settings.eval.concurrency, settings.eval.backend_concurrency
         )
@@ -66,6 +76,27 @@ class WorkerRuntime:
                 self._engine.dispose(close=False)
             self._engine, self._sessions = None, None
             self._http = None
+            # Its thread stayed in the parent; the parent closes its own.
+            self._eval_loop = None
+
+    def close(self) -> None:
+        """Close this process's eval loop (releasing its slots) when the process ends."""
+        with self._lock:
+            loop, self._eval_loop = self._eval_loop, None
+        if loop is not None:
+            loop.close()
+
+    def eval_loop(self) -> EvalLoop[EvalResources]:
+        """The process's eval loop, with its gateway client and limits (started on first use)."""
+        with self._lock:
+            if self._eval_loop is None:
+                self._eval_loop = EvalLoop(self._open_resources)
+            return self._eval_loop
+
+    async def _open_resources(self, exits: AsyncExitStack) -> EvalResources:
+        client = await exits.enter_async_context(self.gateway_client())
+        limits = await exits.enter_async_context(self.limits())
+        return EvalResources(client, limits)
 
     def gateway_client(self) -> GatewayClient:
         """A client of the gateway with the eval key (an admin key)."""
@@ -83,13 +114,13 @@ class WorkerRuntime:
 
     def execution_policy(self) -> ExecutionPolicy:
         """Retries and the sample claim lease (renewed while held) of the execution unit."""
+        lease_s = self.settings.worker.sample_lease_s
         return ExecutionPolicy(
-            max_attempts=self.settings.eval.max_attempts,
-            lease_s=self.settings.worker.sample_lease_s,
+            max_attempts=self.settings.eval.max_attempts, lease_s=lease_s, renew_every_s=lease_s / 3
         )
 
     @asynccontextmanager
-    async def limits(self) -> AsyncIterator[Any]:
+    async def limits(self) -> AsyncIterator[RedisLimits | ProcessLimits]:
         """Concurrency limits that hold across workers (Redis), or across this process."""
         if self.embedded:
             yield self._process_limits
@@ -104,24 +135,35 @@ class WorkerRuntime:
         ) as limits:
             yield limits
 
-    async def model_lens(self) -> dict[str, int | None]:
+    def model_lens(self) -> dict[str, int | None]:
         """Each model's context size as the gateway reports it ({} if it cannot say)."""
-        async with self.gateway_client() as client:
+
+        async def lens(shared: EvalResources) -> dict[str, int | None]:
             try:
-                return await client.max_model_lens()
+                return await shared.client.max_model_lens()
             except GatewayCallError as error:
                 log.warning("cannot read max_model_len from the gateway: %s", error)
                 return {}
 
-    async def execute(self, sample_ids: list[int]) -> dict[str, int]:
+        return self.eval_loop().run(lens)
+
+    def execute(self, sample_ids: Collection[int]) -> dict[str, int]:
         """Execute samples under the shared limits; counts per outcome."""
-        async with self.limits() as limits, self.gateway_client() as client:
-            report = await execute_samples(
-                self.sessions(), client, sample_ids, limits=limits, policy=self.execution_policy()
+        sessions, policy = self.sessions(), self.execution_policy()
+
+        async def execute(shared: EvalResources) -> ExecutionReport:
+            return await execute_samples(
+                sessions, shared.client, sample_ids, limits=shared.limits, policy=policy
             )
+
+        report = self.eval_loop().run(execute)
         return {s: report.count(s) for s in ("done", "rejected", "failed", "skipped")}
 
-    async def resample(self, job: LiveJob) -> list[Completion | GatewayCallError]:
+    def resample(self, job: LiveJob) -> list[Completion | GatewayCallError]:
         """Re-ask a live sample's request under the shared resample bound."""
-        async with self.limits() as limits, self.gateway_client() as client:
-            return await resample(job, client, limits, self.settings.worker.resample_concurrency)
+        concurrency = self.settings.worker.resample_concurrency
+
+        async def resend(shared: EvalResources) -> list[Completion | GatewayCallError]:
+            return await resample(job, shared.client, shared.limits, concurrency)
+
+        return self.eval_loop().run(resend)

@@ -62,9 +62,9 @@ def _limits(stack: WorkerStack, concurrency: int) -> None:
 def one_then_two(stack: WorkerStack, suite_id: int, timeout_s: float) -> list[RunTiming]:
     """A run with one worker, then one with a second worker added; both stopped after."""
     first = stack.worker(concurrency=2)
-    runs = [timed_run(stack, suite_id, 1, timeout_s)]
+    runs = [timed_run(stack, suite_id, [first], timeout_s)]
     second = stack.worker(concurrency=2)
-    runs.append(timed_run(stack, suite_id, 2, timeout_s))
+    runs.append(timed_run(stack, suite_id, [first, second], timeout_s))
     second.stop()
     first.stop()
     for run in runs:
@@ -95,8 +95,9 @@ def main(argv: list[str] | None = None) -> str:
     """Run, print and record; returns the section."""
     args = parse(argv)
     notes = [
-        "Each `plumbline worker` runs Celery's default pool of 2 processes; batches of 50 "
-        "samples, each batch with async concurrency inside, limits shared through Redis. Every "
+        "Each `plumbline worker` runs Celery's default pool of 2 processes, each with one event "
+        "loop and gateway client for all its batches; batches of 50 samples, each batch with "
+        "async concurrency inside, limits shared through Redis. Every "
         "sample is a gateway call recorded with top-5 logprobs; wall time runs from sending "
         "`evals.start_run` to the finalisation (scoring and alert decision) being stored."
     ]

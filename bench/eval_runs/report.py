@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
+from bench.eval_runs.cpu import COMPONENTS
 from bench.eval_runs.timing import RunTiming, backend_limit_s
 from bench.harness.stats import ratio
 from bench.harness.verdict import Verdict, at_least, at_most, verdict_table
@@ -25,7 +27,7 @@ def _fixed_rows(runs: list[RunTiming], args: Any) -> list[str]:
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for run in runs:
-        limit = backend_limit_s(run.tokens, args.max_num_seqs, args.decode_ms)
+        limit = backend_limit_s(run.tokens, run.done, args.max_num_seqs, args.decode_ms)
         lines.append(
             f"| {run.workers} | {run.done:,} of {run.samples:,} | {run.tokens:,} "
             f"| {run.wall_s:.2f} | {run.samples_s:.2f} | {limit:.2f} "
@@ -48,11 +50,46 @@ def _wide_rows(runs: list[RunTiming]) -> list[str]:
     return lines
 
 
+def _cpu_rows(runs: list[RunTiming]) -> list[str]:
+    measured = [(run, run.cpu) for run in runs if run.cpu is not None and run.done]
+    if not measured:
+        return []
+    head = " | ".join(
+        f"{run.workers} worker{'s' if run.workers > 1 else ''}" for run, _ in measured
+    )
+    lines = [f"| CPU ms per sample | {head} |", "| --- |" + " ---: |" * len(measured)]
+    rows = [(name, [cpu.seconds.get(name, 0.0) for _, cpu in measured]) for name in COMPONENTS]
+    rows.append(("all of these", [cpu.total_s for _, cpu in measured]))
+    rows.append(("whole machine (other load too)", [cpu.machine_s for _, cpu in measured]))
+    for name, seconds in rows:
+        pairs = zip(measured, seconds, strict=True)
+        cells = " | ".join(f"{1000 * s / run.done:.2f}" for (run, _), s in pairs)
+        lines.append(f"| {name} | {cells} |")
+    return lines
+
+
+def cpu_ceiling(runs: list[RunTiming], cores: int) -> str:
+    """What the CPUs allow all workers together, against what the 1.8x target needs."""
+    one = next((r for r in runs if r.workers == 1 and r.cpu is not None and r.done), None)
+    if one is None or one.cpu is None or one.cpu.total_s <= 0:
+        return ""
+    per_sample = one.cpu.total_s / one.done
+    ceiling = cores / per_sample
+    needed = 1.8 * one.per_second
+    return (
+        f"With one worker the stack's processes used {1000 * per_sample:.2f} ms of CPU per "
+        f"sample, so {cores} CPUs finish at most {ceiling:.0f} samples/s for any number of "
+        f"workers (nothing else running); two workers at 1.8 x one ({needed:.0f} samples/s) "
+        f"would need {needed * per_sample:.2f} CPUs."
+    )
+
+
 def eval_verdicts(bench: EvalBench, args: Any) -> list[Verdict]:
     """Wall time against the backend-only limit; two workers against one on a wide backend."""
     verdicts = []
     for run in bench.fixed:
-        share = ratio(run.wall_s, backend_limit_s(run.tokens, args.max_num_seqs, args.decode_ms))
+        limit = backend_limit_s(run.tokens, run.done, args.max_num_seqs, args.decode_ms)
+        share = ratio(run.wall_s, limit)
         verdicts.append(
             Verdict(
                 f"wall time ≤ 1.10 x backend-only limit ({run.workers} worker"
@@ -92,6 +129,10 @@ def eval_section(header: list[str], bench: EvalBench, args: Any) -> str:
         f"{args.wide_decode_ms:g} ms per step); eval concurrency {args.wide_concurrency}:",
         "",
         *_wide_rows(bench.wide),
+        "",
+        *_cpu_rows(bench.wide),
+        "",
+        cpu_ceiling(bench.wide, os.cpu_count() or 1),
         "",
         "Targets:",
         "",

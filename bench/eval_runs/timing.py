@@ -7,15 +7,17 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
+from bench.eval_runs.cpu import CpuMeter, CpuUse
 from evals.service import create_run
 from evals.service.transaction import in_transaction
 from plumbline.models import EvalRunFinalization, EvalSample
+from tests.workers.processes import CeleryProcess
 from tests.workers.stack import WorkerStack, wait_for
 
 
 @dataclass(frozen=True)
 class RunTiming:
-    """Wall time from start to finalised, the sample phase, samples and decoded tokens."""
+    """Wall time from start to finalised, the sample phase, samples, decoded tokens, CPU."""
 
     workers: int
     wall_s: float
@@ -23,6 +25,7 @@ class RunTiming:
     samples: int
     done: int
     tokens: int
+    cpu: CpuUse | None = None
 
     @property
     def per_second(self) -> float:
@@ -36,13 +39,18 @@ def _finalised(stack: WorkerStack, run_id: int) -> bool:
         return done is not None and done.completed_at is not None
 
 
-def timed_run(stack: WorkerStack, suite_id: int, workers: int, timeout_s: float) -> RunTiming:
-    """Create a run, start it on the workers, wait until it is scored; its timing."""
+def timed_run(
+    stack: WorkerStack, suite_id: int, workers: list[CeleryProcess], timeout_s: float
+) -> RunTiming:
+    """Create a run, start it on the workers, wait until it is scored; its timing and CPU."""
     run_id = in_transaction(stack.sessions, create_run, suite_id, team_id=None).run_id
+    meter = CpuMeter(stack, workers)
+    meter.start()
     started = time.monotonic()
     stack.send("evals.start_run", run_id)
     wait_for(lambda: _finalised(stack, run_id), timeout_s, f"run {run_id} finalised", stack)
     wall = time.monotonic() - started
+    cpu = meter.stop()
     with stack.sessions() as session:
         first, last, samples, done, tokens = session.execute(
             select(
@@ -54,10 +62,14 @@ def timed_run(stack: WorkerStack, suite_id: int, workers: int, timeout_s: float)
             ).where(EvalSample.run_id == run_id)
         ).one()
     span = (last - first).total_seconds() if first and last else float("nan")
-    return RunTiming(workers, wall, span, int(samples or 0), int(done or 0), int(tokens or 0))
+    counts = int(samples or 0), int(done or 0), int(tokens or 0)
+    return RunTiming(len(workers), wall, span, *counts, cpu=cpu)
 
 
-def backend_limit_s(tokens: int, max_num_seqs: int, decode_ms: float) -> float:
-    """The backend alone: every decode step full, total decode steps / capacity x step time."""
-    steps = -(-tokens // max_num_seqs)
+def backend_limit_s(tokens: int, sequences: int, max_num_seqs: int, decode_ms: float) -> float:
+    """The backend alone at best: every decode step full, paid steps / capacity x step time."""
+    # A sequence's first token comes out of its prefill step, which costs nothing here (no
+    # prefill cost): a step whose sequences were all just admitted is free in the simulator, as
+    # a prefill-only batch costs only prefill in vLLM. So only the later tokens pay a step.
+    steps = -(-(tokens - sequences) // max_num_seqs)
     return steps * decode_ms / 1000

@@ -1,28 +1,52 @@
-"""GatewayClient: chat completions and model info from the gateway over httpx."""
+"""GatewayClient: chat completions and model info from the gateway over aiohttp.
+
+aiohttp, not httpx: an eval sample is one short call, and httpx spent about 2.5 ms of CPU on
+each (a worker's largest cost per sample) where aiohttp spends about 0.2 ms.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-import httpx
+import aiohttp
+import orjson
 
 from evals.gateway_client.messages import ChatRequest, Completion, GatewayCallError
 
 CALL_ID_HEADER = "x-plumbline-call-id"
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Reply:
+    """A response read whole: status, reason, call id header, body and its JSON (or {})."""
+
+    status: int
+    reason: str
+    call_id: str | None
+    body: bytes
+    payload: Any
+
+    @property
+    def text(self) -> str:
+        return self.body.decode(errors="replace")
 
 
 class GatewayClient:
-    """One connection pool to the gateway; use as `async with GatewayClient(...) as client`."""
+    """One connection pool to the gateway; use as `async with GatewayClient(...) as client`.
+
+    The session is opened on first use, on the loop that uses it, so the client can be built
+    outside a coroutine (a route handler, a fixture) and handed to one.
+    """
 
     def __init__(self, base_url: str, api_key: str, *, timeout_s: float = 300.0) -> None:
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers={"Authorization": f"Bearer {api_key}"},
-            timeout=httpx.Timeout(timeout_s, connect=10.0),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-        )
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+        # Like httpx's Timeout(timeout_s, connect=10): a bound per read, not on the whole call.
+        self._timeout = aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=timeout_s)
+        self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> GatewayClient:
         return self
@@ -37,92 +61,108 @@ class GatewayClient:
 
     async def aclose(self) -> None:
         """Close the connections."""
-        await self._http.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     async def chat(self, request: ChatRequest) -> Completion:
         """Send one chat completion; raises GatewayCallError on any failure."""
-        headers = {"X-Plumbline-Feature": request.feature, "X-Plumbline-Team": request.team}
+        reply = await self._post(
+            "/v1/chat/completions", request.body(), feature=request.feature, team=request.team
+        )
         try:
-            response = await self._http.post(
-                "/v1/chat/completions", json=request.body(), headers=headers
-            )
-        except httpx.HTTPError as error:
-            raise GatewayCallError(None, f"{type(error).__name__}: {error}") from None
-        call_id = response.headers.get(CALL_ID_HEADER)
-        payload = _json(response)
-        if response.status_code >= 400:
-            raise GatewayCallError(response.status_code, _error_message(payload, response), call_id)
-        try:
-            choice = payload["choices"][0]
-            usage = payload.get("usage") or {}
-            return Completion(
-                text=choice["message"].get("content") or "",
-                call_id=call_id,
-                finish_reason=choice.get("finish_reason"),
-                prompt_tokens=usage.get("prompt_tokens"),
-                completion_tokens=usage.get("completion_tokens"),
-            )
+            choice = reply.payload["choices"][0]
+            return _completion(reply, choice["message"].get("content"), choice)
         except (KeyError, IndexError, TypeError, AttributeError):
-            raise GatewayCallError(
-                502, f"unexpected completion body: {response.text[:200]}", call_id
-            ) from None
+            raise _unexpected(reply) from None
 
     async def complete(
         self, path: str, body: dict[str, Any], *, feature: str, team: str
     ) -> Completion:
         """Send a raw chat or text completion body to `path` (e.g. a production request)."""
-        headers = {"X-Plumbline-Feature": feature, "X-Plumbline-Team": team}
+        reply = await self._post(path, body, feature=feature, team=team)
         try:
-            response = await self._http.post(path, json=body, headers=headers)
-        except httpx.HTTPError as error:
-            raise GatewayCallError(None, f"{type(error).__name__}: {error}") from None
-        call_id = response.headers.get(CALL_ID_HEADER)
-        payload = _json(response)
-        if response.status_code >= 400:
-            raise GatewayCallError(response.status_code, _error_message(payload, response), call_id)
-        try:
-            choice = payload["choices"][0]
+            choice = reply.payload["choices"][0]
             message = choice.get("message")
             text = message.get("content") if message is not None else choice.get("text")
-            usage = payload.get("usage") or {}
-            return Completion(
-                text=text or "",
-                call_id=call_id,
-                finish_reason=choice.get("finish_reason"),
-                prompt_tokens=usage.get("prompt_tokens"),
-                completion_tokens=usage.get("completion_tokens"),
-            )
+            return _completion(reply, text, choice)
         except (KeyError, IndexError, TypeError, AttributeError):
-            raise GatewayCallError(
-                502, f"unexpected completion body: {response.text[:200]}", call_id
-            ) from None
+            raise _unexpected(reply) from None
 
     async def max_model_lens(self) -> dict[str, int | None]:
         """Each model the gateway serves and its context size as the backend reports it."""
-        try:
-            response = await self._http.get("/v1/models")
-        except httpx.HTTPError as error:
-            raise GatewayCallError(None, f"{type(error).__name__}: {error}") from None
-        payload = _json(response)
-        if response.status_code >= 400:
-            raise GatewayCallError(response.status_code, _error_message(payload, response))
+        reply = await self._send("GET", "/v1/models")
+        if reply.status >= 400:
+            raise GatewayCallError(reply.status, _error_message(reply))
         found: dict[str, int | None] = {}
+        payload = reply.payload if isinstance(reply.payload, dict) else {}
         for entry in payload.get("data") or []:
             length = entry.get("max_model_len")
             found[str(entry.get("id"))] = int(length) if isinstance(length, int) else None
         return found
 
+    async def _post(self, path: str, body: dict[str, Any], *, feature: str, team: str) -> _Reply:
+        headers = {"X-Plumbline-Feature": feature, "X-Plumbline-Team": team, **JSON_HEADERS}
+        reply = await self._send("POST", path, data=orjson.dumps(body), headers=headers)
+        if reply.status >= 400:
+            raise GatewayCallError(reply.status, _error_message(reply), reply.call_id)
+        return reply
 
-def _json(response: httpx.Response) -> Any:
+    async def _send(self, method: str, path: str, **options: Any) -> _Reply:
+        try:
+            async with self._opened().request(
+                method, f"{self.base_url}{path}", allow_redirects=False, **options
+            ) as response:
+                body = await response.read()
+                return _Reply(
+                    response.status,
+                    response.reason or "",
+                    response.headers.get(CALL_ID_HEADER),
+                    body,
+                    _json(body),
+                )
+        except (aiohttp.ClientError, TimeoutError) as error:
+            raise GatewayCallError(None, f"{type(error).__name__}: {error}") from None
+
+    def _opened(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers=self._headers,
+                timeout=self._timeout,
+                connector=aiohttp.TCPConnector(limit=0),
+                # No proxy or netrc from the environment (httpx read them): the gateway is the
+                # destination, and trust_env would read ~/.netrc on every call.
+                trust_env=False,
+            )
+        return self._session
+
+
+def _completion(reply: _Reply, text: Any, choice: dict[str, Any]) -> Completion:
+    usage = reply.payload.get("usage") or {}
+    return Completion(
+        text=text or "",
+        call_id=reply.call_id,
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+    )
+
+
+def _unexpected(reply: _Reply) -> GatewayCallError:
+    return GatewayCallError(502, f"unexpected completion body: {reply.text[:200]}", reply.call_id)
+
+
+def _json(body: bytes) -> Any:
     try:
-        return response.json()
-    except ValueError:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
         return {}
 
 
-def _error_message(payload: Any, response: httpx.Response) -> str:
+def _error_message(reply: _Reply) -> str:
+    payload = reply.payload
     if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
-        return str(payload["error"].get("message") or response.reason_phrase)
+        return str(payload["error"].get("message") or reply.reason)
     if isinstance(payload, dict) and "detail" in payload:
         return str(payload["detail"])
-    return f"HTTP {response.status_code}: {response.text[:200]}"
+    return f"HTTP {reply.status}: {reply.text[:200]}"

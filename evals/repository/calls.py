@@ -6,7 +6,7 @@ from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import select, tuple_
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, load_only
 
 from gateway.metering import logprob_codec
 from plumbline.models import Call, CallLogprobs
@@ -15,11 +15,16 @@ CHUNK = 500
 
 
 def calls_by_ids(session: Session, call_ids: Collection[str]) -> dict[str, Call]:
-    """Recorded calls by id (those the log sink has written so far)."""
+    """Recorded calls by id (those the log sink has written so far).
+
+    Only the columns scoring reads are loaded (id, created_at, logprob_mode): a call row has
+    dozens, and a run has a call per sample.
+    """
     found: dict[str, Call] = {}
     ids = sorted(set(call_ids))
+    columns = load_only(Call.id, Call.created_at, Call.logprob_mode)
     for start in range(0, len(ids), CHUNK):
-        query = select(Call).where(Call.id.in_(ids[start : start + CHUNK]))
+        query = select(Call).options(columns).where(Call.id.in_(ids[start : start + CHUNK]))
         found.update((call.id, call) for call in session.scalars(query))
     return found
 

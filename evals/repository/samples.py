@@ -1,4 +1,4 @@
-"""SQL for samples: insert a run's slots, claim one, store its answer, read a run's samples."""
+"""SQL for samples: insert a run's slots, claim them, store answers, read a run's samples."""
 
 from __future__ import annotations
 
@@ -37,12 +37,16 @@ def unfinished_ids(session: Session, run_id: int) -> list[int]:
     return list(session.scalars(query.order_by(EvalSample.id)))
 
 
-def claim(session: Session, sample_id: int, now: datetime, lease_expired_before: datetime) -> bool:
-    """Mark a sample running unless it is done, rejected or held by a live claim."""
+def claim_many(
+    session: Session, ids: Collection[int], now: datetime, lease_expired_before: datetime
+) -> set[int]:
+    """Mark samples running unless done, rejected or held by a live claim; the ids claimed."""
+    if not ids:
+        return set()
     result = session.execute(
         update(EvalSample)
         .where(
-            EvalSample.id == sample_id,
+            EvalSample.id.in_(list(ids)),
             or_(
                 EvalSample.status.in_(("pending", "failed")),
                 and_(
@@ -55,8 +59,10 @@ def claim(session: Session, sample_id: int, now: datetime, lease_expired_before:
             ),
         )
         .values(status="running", claimed_at=now, attempts=EvalSample.attempts + 1)
+        .returning(EvalSample.id)
+        .execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return set(result.scalars())
 
 
 def renew_claims(session: Session, ids: Collection[int], now: datetime) -> None:
@@ -78,9 +84,9 @@ def release_running(session: Session, run_id: int) -> int:
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-def finish(session: Session, sample_id: int, **values: Any) -> None:
-    """Store a sample's outcome (status, text, call id, usage or error)."""
-    session.execute(update(EvalSample).where(EvalSample.id == sample_id).values(**values))
+def finish_many(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Store samples' outcomes: each row is an `id` and its values (status, text, call id...)."""
+    _update_by_id(session, rows)
 
 
 def samples_of_run(session: Session, run_id: int) -> list[EvalSample]:
@@ -102,9 +108,12 @@ def status_counts(session: Session, run_id: int) -> dict[str, int]:
 
 def set_answer_keys(session: Session, keys: dict[int, tuple[str | None, str | None]]) -> None:
     """Store each sample's answer key and parse error, as scoring assigned them."""
-    for sample_id, (key, error) in keys.items():
-        session.execute(
-            update(EvalSample)
-            .where(EvalSample.id == sample_id)
-            .values(answer_key=key, parse_error=error)
-        )
+    rows = [{"id": i, "answer_key": key, "parse_error": error} for i, (key, error) in keys.items()]
+    _update_by_id(session, rows)
+
+
+def _update_by_id(session: Session, rows: list[dict[str, Any]]) -> None:
+    # An UPDATE by primary key with a list of rows: one executemany, pipelined by the driver,
+    # not a statement and a round trip per sample.
+    if rows:
+        session.execute(update(EvalSample), rows)

@@ -11,7 +11,8 @@ import asyncio
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,6 +21,7 @@ from evals.gateway_client import Completion, GatewayCallError, GatewayClient
 from evals.repository import samples as sample_repo
 from evals.service.limits import SampleLimits
 from evals.service.sample_jobs import SampleJob, load_jobs
+from evals.service.sample_writes import SampleWrites
 from evals.service.transaction import in_thread_transaction
 
 log = logging.getLogger(__name__)
@@ -79,10 +81,10 @@ async def execute_samples(
             on_sample(outcome)
 
     held: set[int] = set()
+    writes = SampleWrites(sessions, policy.lease_s)
 
     async def one(job: SampleJob) -> None:
-        async with limits.slot(job.suite, job.request.model):
-            outcome = await _execute(sessions, client, job, policy, held)
+        outcome = await _execute(writes, client, job, limits, policy, held)
         report.outcomes.append(outcome)
         if on_sample is not None:
             on_sample(outcome)
@@ -90,9 +92,14 @@ async def execute_samples(
     renewer = None
     if policy.renew_every_s is not None:
         renewer = asyncio.create_task(_renew_claims(sessions, held, policy.renew_every_s))
+    calls = [asyncio.ensure_future(one(job)) for job in loaded.jobs]
     try:
-        await asyncio.gather(*(one(job) for job in loaded.jobs))
+        await asyncio.gather(*calls)
     finally:
+        # A failure (or a cancellation) ends the execution: no call of it runs on unowned.
+        for call in calls:
+            call.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
         if renewer is not None:
             renewer.cancel()
     return report
@@ -112,67 +119,75 @@ async def _renew_claims(sessions: sessionmaker[Session], held: set[int], every_s
 
 
 async def _execute(
-    sessions: sessionmaker[Session],
+    writes: SampleWrites,
     client: GatewayClient,
     job: SampleJob,
+    limits: SampleLimits,
     policy: ExecutionPolicy,
     held: set[int],
 ) -> SampleOutcome:
-    now = datetime.now(UTC)
-    expired = now - timedelta(seconds=policy.lease_s)
-    claimed = await in_thread_transaction(sessions, sample_repo.claim, job.sample_id, now, expired)
-    if not claimed:
-        return SampleOutcome(job.sample_id, "skipped")
-    held.add(job.sample_id)
+    answers: list[Completion | GatewayCallError] = []
     try:
-        return await _call_and_store(sessions, client, job, policy)
+        async with limits.slot(job.suite, job.request.model):
+            if not await writes.claim(job.sample_id):
+                return SampleOutcome(job.sample_id, "skipped")
+            held.add(job.sample_id)
+            answers.append(await _call(client, job, policy))
+    except Exception:
+        # The slot's release failed (Redis away) after the call was answered: store the answer
+        # before the batch fails, or the sample is asked again for nothing.
+        if answers:
+            await writes.finish(_finished(job.sample_id, answers[0])[0])
+        raise
     finally:
         held.discard(job.sample_id)
+    # Stored once the slot is released: the bound is on calls to the backend, and the next
+    # call need not wait for this write.
+    row, outcome = _finished(job.sample_id, answers[0])
+    await writes.finish(row)
+    return outcome
 
 
-async def _call_and_store(
-    sessions: sessionmaker[Session], client: GatewayClient, job: SampleJob, policy: ExecutionPolicy
-) -> SampleOutcome:
+async def _call(
+    client: GatewayClient, job: SampleJob, policy: ExecutionPolicy
+) -> Completion | GatewayCallError:
     error: GatewayCallError | None = None
     for attempt in range(policy.max_attempts):
         try:
-            completion = await client.chat(job.request)
+            return await client.chat(job.request)
         except GatewayCallError as failure:
             error = failure
             if not failure.retryable:
                 break
             if attempt + 1 < policy.max_attempts:
                 await asyncio.sleep(min(policy.backoff_s * 2**attempt, policy.max_backoff_s))
-            continue
-        await in_thread_transaction(sessions, _store_answer, job.sample_id, completion)
-        return SampleOutcome(job.sample_id, "done", completion.call_id)
     assert error is not None
-    status = "failed" if error.retryable else "rejected"
-    await in_thread_transaction(sessions, _store_error, job.sample_id, status, error)
-    return SampleOutcome(job.sample_id, status, error.call_id, str(error))
+    return error
 
 
-def _store_answer(session: Session, sample_id: int, completion: Completion) -> None:
-    sample_repo.finish(
-        session,
-        sample_id,
-        status="done",
-        call_id=completion.call_id,
-        text=completion.text,
-        finish_reason=completion.finish_reason,
-        prompt_tokens=completion.prompt_tokens,
-        completion_tokens=completion.completion_tokens,
-        error=None,
-        finished_at=datetime.now(UTC),
-    )
-
-
-def _store_error(session: Session, sample_id: int, status: str, error: GatewayCallError) -> None:
-    sample_repo.finish(
-        session,
-        sample_id,
-        status=status,
-        call_id=error.call_id,
-        error=str(error)[:2000],
-        finished_at=datetime.now(UTC),
-    )
+def _finished(
+    sample_id: int, answer: Completion | GatewayCallError
+) -> tuple[dict[str, Any], SampleOutcome]:
+    now = datetime.now(UTC)
+    if isinstance(answer, Completion):
+        row = {
+            "id": sample_id,
+            "status": "done",
+            "call_id": answer.call_id,
+            "text": answer.text,
+            "finish_reason": answer.finish_reason,
+            "prompt_tokens": answer.prompt_tokens,
+            "completion_tokens": answer.completion_tokens,
+            "error": None,
+            "finished_at": now,
+        }
+        return row, SampleOutcome(sample_id, "done", answer.call_id)
+    status = "failed" if answer.retryable else "rejected"
+    row = {
+        "id": sample_id,
+        "status": status,
+        "call_id": answer.call_id,
+        "error": str(answer)[:2000],
+        "finished_at": now,
+    }
+    return row, SampleOutcome(sample_id, status, answer.call_id, str(answer))

@@ -82,6 +82,78 @@ def test_a_live_holder_keeps_its_slot_past_the_lease_by_renewing(prefix: str) ->
     asyncio.run(scenario())
 
 
+def test_a_process_asks_redis_once_for_a_burst_of_waiters_and_serves_them_in_order(
+    prefix: str,
+) -> None:
+    async def scenario() -> tuple[int, list[int]]:
+        worker = limits(prefix, per_backend=10)
+        asks = 0
+        acquire = worker._acquire
+
+        async def counted(**kwargs: object) -> object:
+            nonlocal asks
+            asks += 1
+            return await acquire(**kwargs)
+
+        worker._acquire = counted
+        order: list[int] = []
+
+        async def call(index: int) -> None:
+            async with worker.lease("backend", "tiny", 10):
+                order.append(index)
+                await asyncio.sleep(0.05)
+
+        await asyncio.gather(*(call(i) for i in range(10)))
+        held = await worker.held("backend", "tiny")
+        await worker.aclose()
+        assert held == 0
+        return asks, order
+
+    asks, order = asyncio.run(scenario())
+    assert asks == 1 and order == list(range(10))
+
+
+def test_a_waiter_cancelled_in_line_leaves_no_slot_behind(prefix: str) -> None:
+    async def scenario() -> None:
+        worker = limits(prefix, per_backend=1)
+        async with worker.lease("backend", "tiny", 1):
+            waiting = asyncio.ensure_future(worker.lease("backend", "tiny", 1).__aenter__())
+            await asyncio.sleep(0.1)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+        assert await worker.held("backend", "tiny") == 0
+        async with worker.lease("backend", "tiny", 1):
+            assert await worker.held("backend", "tiny") == 1
+        await worker.aclose()
+
+    asyncio.run(asyncio.wait_for(scenario(), 10))
+
+
+def test_a_slot_freed_by_another_process_is_taken_within_a_poll(prefix: str) -> None:
+    async def scenario() -> float:
+        holder, waiter = limits(prefix, per_backend=1), limits(prefix, per_backend=1)
+        released = 0.0
+
+        async def hold() -> None:
+            nonlocal released
+            async with holder.lease("backend", "tiny", 1):
+                await asyncio.sleep(0.3)
+            released = asyncio.get_running_loop().time()
+
+        holding = asyncio.create_task(hold())
+        await asyncio.sleep(0.05)
+        async with waiter.lease("backend", "tiny", 1):
+            taken = asyncio.get_running_loop().time()
+        await holding
+        await holder.aclose()
+        await waiter.aclose()
+        return taken - released
+
+    # The waiter polls every 25 ms (jittered up to 1.5x); a backoff would have left it idle.
+    assert asyncio.run(scenario()) < 0.2
+
+
 def test_process_limits_bound_every_event_loop_of_the_process() -> None:
     shared = ProcessLimits(per_suite=100, per_backend=2, poll_s=0.001)
     peak = active = 0

@@ -15,7 +15,7 @@ from plumbline.models import AlertEvaluation, EvalRun, EvalSample
 from plumbline.settings import Settings
 from tests.evals_integration.stack import EvalStack, eval_stack
 from tests.workers.suites import STABLE_CAP, import_yaml, scenarios, suite_yaml
-from workers.app import create_celery_app
+from workers.app import create_celery_app, runtime_of
 from workers.tasks.evals import execute_batch, finalize_run, start_run, sweep
 
 pytestmark = pytest.mark.xdist_group("workers_in_process")
@@ -95,3 +95,9 @@ def test_the_sweeper_resends_what_a_dead_worker_held(stack: EvalStack, app: Cele
     resent = sent(app, "evals")
     assert [(name, args[0]) for name, args in resent] == [("evals.execute_batch", run_id)] * 2
     assert sum(len(args[1]) for _, args in resent) == 12
+
+
+def test_workers_renew_their_sample_claims_every_third_of_the_lease(app: Celery) -> None:
+    policy = runtime_of(app).execution_policy()
+    assert policy.lease_s == 0.01
+    assert policy.renew_every_s == pytest.approx(0.01 / 3)

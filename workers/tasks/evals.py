@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +24,7 @@ def start_run(self: Any, run_id: int, resume: bool = False) -> int:
     chunks = in_transaction(sessions, start_fanout, run_id, size, resume=resume)
     if chunks is None:
         return 0
-    in_transaction(sessions, record_max_model_len, run_id, asyncio.run(runtime.model_lens()))
+    in_transaction(sessions, record_max_model_len, run_id, runtime.model_lens())
     for chunk in chunks:
         enqueue(self.app, "evals.execute_batch", run_id, chunk)
     if not chunks:
@@ -40,7 +39,7 @@ def start_run(self: Any, run_id: int, resume: bool = False) -> int:
 def execute_batch(self: Any, run_id: int, sample_ids: list[int]) -> dict[str, int]:
     """Execute a batch (claims skip finished samples); ask to finalise if it held the last."""
     runtime = runtime_of(self.app)
-    counts = asyncio.run(runtime.execute(sample_ids))
+    counts = runtime.execute(sample_ids)
     if in_transaction(runtime.sessions(), ready_to_finalize, run_id):
         enqueue(self.app, "evals.finalize_run", run_id)
     return counts

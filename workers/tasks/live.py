@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +36,6 @@ def resample_call(self: Any, sample_id: int) -> str:
     )
     if job is None:
         return "skipped"
-    answers = asyncio.run(runtime.resample(job))
+    answers = runtime.resample(job)
     in_transaction(sessions, store_outcome, job, answers, datetime.now(UTC))
     return "done"
