@@ -72,8 +72,10 @@ def _frames(stack: str) -> list[str]:
     return names
 
 
-def hotspots(collapsed: Path, top: int = 12, within: str = "") -> list[Hotspot]:
-    """The `top` functions by inclusive share; `within` keeps only frames whose name has it."""
+def hotspots(
+    collapsed: Path, top: int = 12, within: str = "", *, by_own: bool = False
+) -> list[Hotspot]:
+    """The `top` functions by inclusive (or, `by_own`, on-top) share; `within` filters frames."""
     inclusive: Counter[str] = Counter()
     own: Counter[str] = Counter()
     total = 0
@@ -90,9 +92,10 @@ def hotspots(collapsed: Path, top: int = 12, within: str = "") -> list[Hotspot]:
             own[frames[-1]] += count
     if not total:
         return []
+    ranked = own if by_own else inclusive
     return [
-        Hotspot(name, samples / total, own[name] / total)
-        for name, samples in inclusive.most_common(top)
+        Hotspot(name, inclusive[name] / total, own[name] / total)
+        for name, _ in ranked.most_common(top)
     ]
 
 

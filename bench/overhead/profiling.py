@@ -26,4 +26,5 @@ def profile_side(
             simulator.set_timing(timing)
             request = workload.plain() if kind == "plain" else workload.stream()
             asyncio.run(open_loop(side.url, [request], side.headers, rate, seconds))
-    return hotspots(output, top=16)
+    # Ranked by time on top: on-stack shares only show the framework every frame runs under.
+    return hotspots(output, top=16, by_own=True)
