@@ -10,7 +10,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from sqlalchemy import func, select
 
+from plumbline.db import create_db_engine
 from plumbline.migrate import upgrade_to_head
 
 PG_ADMIN_URL = os.environ.get("PLUMBLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -48,3 +50,13 @@ def sqlite_database(directory: Path) -> Iterator[str]:
     url = f"sqlite:///{directory / 'plumbline.db'}"
     upgrade_to_head(url)
     yield url
+
+
+def count_rows(url: str, model: type) -> int:
+    """Rows of a mapped table in the database at `url`."""
+    engine = create_db_engine(url)
+    try:
+        with engine.connect() as connection:
+            return int(connection.scalar(select(func.count()).select_from(model)) or 0)
+    finally:
+        engine.dispose()

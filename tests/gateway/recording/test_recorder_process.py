@@ -9,14 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 
 from gateway.config import RecordingConfig
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_process import RecorderProcess
-from plumbline.db import create_db_engine
 from plumbline.models import Call, CallLogprobs
-from tests.support.databases import postgres_database
+from tests.support.databases import count_rows, postgres_database
 from tests.support.records import make_record
 
 
@@ -24,15 +22,6 @@ from tests.support.records import make_record
 def database_url() -> Iterator[str]:
     with postgres_database() as url:
         yield url
-
-
-def _count(url: str, model: type) -> int:
-    engine = create_db_engine(url)
-    try:
-        with engine.connect() as connection:
-            return int(connection.scalar(select(func.count()).select_from(model)) or 0)
-    finally:
-        engine.dispose()
 
 
 def _wait_for(condition: object, timeout: float = 20.0) -> None:
@@ -61,8 +50,8 @@ def test_records_are_written_by_the_recorder_and_observed_here(
         recorder.submit(record)
     assert recorder.flush(timeout=30)
     recorder.stop()
-    assert _count(database_url, Call) == 120
-    assert _count(database_url, CallLogprobs) == 120
+    assert count_rows(database_url, Call) == 120
+    assert count_rows(database_url, CallLogprobs) == 120
     stats = recorder.stats
     assert (stats.submitted, stats.written, stats.dropped) == (120, 120, 0)
     assert sorted(o.completion_tokens or 0 for o in seen) == [20] * 120
@@ -88,7 +77,7 @@ def test_a_killed_recorder_is_replaced_and_nothing_is_lost(
         assert recorder.flush(timeout=30)
     finally:
         recorder.stop()
-    assert _count(database_url, Call) == 200
+    assert count_rows(database_url, Call) == 200
     assert recorder.stats.written >= 200 and recorder.stats.submitted == 200
 
 
@@ -105,7 +94,7 @@ def test_the_recorder_writes_what_it_has_when_the_gateway_vanishes(
     # As if the gateway died: its end of the socket closes without a word.
     child.connection.close()
     assert child.process.wait(30) == 0
-    assert _count(database_url, Call) == 80
+    assert count_rows(database_url, Call) == 80
 
 
 def test_records_beyond_the_queue_capacity_are_counted_dropped(tmp_path: Path) -> None:

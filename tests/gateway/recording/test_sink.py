@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import select, text
 
 from gateway.config import RecordingConfig
 from gateway.metering import logprob_codec
@@ -17,7 +17,7 @@ from gateway.recording.sink import LogSink
 from plumbline.db import create_db_engine
 from plumbline.migrate import upgrade_to_head
 from plumbline.models import Call, CallLogprobs
-from tests.support.databases import PG_ADMIN_URL, postgres_database, sqlite_database
+from tests.support.databases import PG_ADMIN_URL, count_rows, postgres_database, sqlite_database
 from tests.support.records import logprob_entries, make_record
 
 
@@ -29,15 +29,6 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     else:
         with sqlite_database(tmp_path) as url:
             yield url
-
-
-def _count(url: str, model: type) -> int:
-    engine = create_db_engine(url)
-    try:
-        with engine.connect() as connection:
-            return int(connection.scalar(select(func.count()).select_from(model)) or 0)
-    finally:
-        engine.dispose()
 
 
 def _sink(url: str, spool: Path, **config: object) -> LogSink:
@@ -54,8 +45,8 @@ def test_records_are_written_with_their_logprobs(database_url: str, tmp_path: Pa
         sink.submit(record)
     assert sink.flush()
     sink.stop()
-    assert _count(database_url, Call) == 250
-    assert _count(database_url, CallLogprobs) == 250
+    assert count_rows(database_url, Call) == 250
+    assert count_rows(database_url, CallLogprobs) == 250
     engine = create_db_engine(database_url)
     with engine.connect() as connection:
         row = connection.execute(select(Call).where(Call.id == records[0].id)).one()
@@ -82,7 +73,7 @@ def test_writing_a_batch_twice_keeps_one_row_per_call(database_url: str) -> None
             ensure_day_partitions(connection, days_of(batch))
             write_batch(connection, batch)
     engine.dispose()
-    assert _count(database_url, Call) == 5
+    assert count_rows(database_url, Call) == 5
 
 
 def test_postgres_rows_land_in_day_partitions() -> None:
@@ -124,7 +115,7 @@ def test_outage_spools_then_replays_everything(tmp_path: Path) -> None:
         sink.stop()
         assert sink.stats.replayed == 120
         assert sink.spool.pending_files() == []
-        assert _count(url, Call) == 120
+        assert count_rows(url, Call) == 120
     finally:
         sink.engine.dispose()
         with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
@@ -145,4 +136,4 @@ def test_a_full_queue_spills_to_the_spool(tmp_path: Path) -> None:
         while sink.stats.replayed < 5 and time.monotonic() < deadline:
             time.sleep(0.05)
         sink.stop()
-        assert _count(url, Call) == 15
+        assert count_rows(url, Call) == 15
