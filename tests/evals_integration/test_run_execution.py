@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from evals.gateway_client import GatewayClient
 from evals.repository import samples as sample_repo
@@ -35,6 +35,7 @@ from evals.service.transaction import in_transaction
 from plumbline.models import Call, EvalSample, Team
 from tests.evals_integration.scripted import scenarios, suite_yaml
 from tests.evals_integration.stack import EvalStack, eval_stack
+from tests.support.recorded_calls import recorded_calls
 
 pytestmark = pytest.mark.xdist_group("evals_stack")
 OPTIONS = RunnerOptions(ConcurrencyLimits(per_suite=8, per_backend=16), logprob_wait_s=15.0)
@@ -90,9 +91,9 @@ def new_run(stack: EvalStack, suite_id: int) -> int:
     return in_transaction(stack.sessions, create_run, suite_id, team_id=None).run_id
 
 
-def eval_calls(stack: EvalStack, name: str) -> int:
-    with stack.sessions() as session:
-        return int(session.scalar(select(func.count()).where(Call.feature == f"eval:{name}")) or 0)
+def eval_calls(stack: EvalStack, name: str, at_least: int = 0) -> int:
+    """Calls of the suite once the gateway has written at least `at_least` of them."""
+    return len(recorded_calls(stack.sessions, Call.feature == f"eval:{name}", at_least=at_least))
 
 
 @pytest.fixture(scope="module")
@@ -230,16 +231,16 @@ def test_resume_after_a_crash_sends_only_unfinished_samples(stack: EvalStack) ->
     with stack.sessions() as session:
         after = {s.id: s.call_id for s in sample_repo.samples_by_ids(session, half)}
     assert after == before
-    assert eval_calls(stack, name) == len(ids)
+    assert eval_calls(stack, name, at_least=len(ids)) == len(ids)
 
 
 def test_executing_finished_samples_again_sends_nothing(
     stack: EvalStack, scored: tuple[str, int, RunScore]
 ) -> None:
     name, run_id, _ = scored
-    calls_before = eval_calls(stack, name)
     with stack.sessions() as session:
         ids = [s.id for s in sample_repo.samples_of_run(session, run_id)]
+    calls_before = eval_calls(stack, name, at_least=len(ids))
 
     async def again() -> list[str]:
         async with client(stack) as gateway:

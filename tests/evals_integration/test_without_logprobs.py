@@ -23,6 +23,7 @@ from evals.service.transaction import in_transaction
 from plumbline.models import Call, CallLogprobs
 from tests.evals_integration.scripted import scenarios, suite_yaml
 from tests.evals_integration.stack import EvalStack, eval_stack
+from tests.support.recorded_calls import recorded_calls
 
 pytestmark = pytest.mark.xdist_group("evals_no_logprobs")
 
@@ -59,8 +60,8 @@ def test_run_scores_by_self_consistency_and_says_there_were_no_logprobs(
     cap = score.questions.set_index("question_id").loc["cap"]
     assert cap["agreement_upper"] < 0.9 and pd_missing(cap["divergence_verdict"])
     with stack.sessions() as session:
-        calls = session.scalars(select(Call).where(Call.feature == "eval:hosted")).all()
         logged = session.scalars(select(CallLogprobs)).all()
+    calls = recorded_calls(stack.sessions, Call.feature == "eval:hosted", at_least=24)
     # cap: the canonical wording only; law: the canonical plus one written in the suite.
     assert len(calls) == 24 and {c.logprob_mode for c in calls} == {None}
     assert logged == []

@@ -106,9 +106,10 @@ def _kill_and_count(
         records_lost=len(lost),
         oldest_lost_ms_before_kill=max(lost_ms, default=0.0),
     )
-    # The guarantee: only calls answered within the last journal tick can be missing.
+    # The guarantee: only calls answered within the last journal tick can be missing. It is a
+    # bound in time, not in count: on a busy machine the client reads answers in bunches (51
+    # within 22 ms in one CI run at 200 calls/s), so a count derived from the rate is not one.
     assert max(lost_ms, default=0.0) < FLUSH_MS + SLACK_MS, sorted(lost_ms)
-    assert len(lost) <= RATE * (FLUSH_MS + SLACK_MS) / 1000
     assert len(answered) >= RATE * (2.0 + hang_s) * 0.9
 
 

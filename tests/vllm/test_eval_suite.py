@@ -31,6 +31,7 @@ from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import Call, CallLogprobs, EvalRun
 from tests.support.databases import sqlite_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+from tests.support.recorded_calls import recorded_calls
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 MAX_MODEL_LEN = 512  # scripts/vllm-server --max-model-len
@@ -105,7 +106,7 @@ def test_sampled_suite_runs_on_real_vllm_with_logprobs(stack: VllmStack) -> None
     assert all(0.0 < f < 1.0 for f in table["max_prompt_fraction"])
     with stack.sessions() as session:
         assert session.get_one(EvalRun, int(score.info.run_id)).max_model_len == MAX_MODEL_LEN
-        calls = session.scalars(select(Call).where(Call.feature == "eval:vllm-sampled")).all()
+        calls = recorded_calls(stack.sessions, Call.feature == "eval:vllm-sampled", at_least=12)
         logged = session.scalars(
             select(CallLogprobs).where(CallLogprobs.call_id.in_([c.id for c in calls]))
         ).all()

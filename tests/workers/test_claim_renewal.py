@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import func, select
 
 from evals.gateway_client import GatewayClient
 from evals.repository import samples as sample_repo
@@ -15,6 +13,7 @@ from evals.service import ConcurrencyLimits, ExecutionPolicy, create_run, execut
 from evals.service.transaction import in_transaction
 from plumbline.models import Call
 from tests.evals_integration.stack import EvalStack, eval_stack
+from tests.support.recorded_calls import recorded_calls
 from tests.workers.suites import STABLE_CAP, import_yaml, scenarios, suite_yaml
 
 pytestmark = pytest.mark.xdist_group("workers_renewal")
@@ -59,22 +58,15 @@ def two_workers_on_the_same_samples(
     return [s.attempts for s in samples]
 
 
-def recorded_calls(stack: EvalStack, name: str, expected: int) -> int:
-    """Calls of the suite once the gateway's sink has written at least `expected` of them."""
-    deadline = time.monotonic() + 15
-    while True:
-        with stack.sessions() as session:
-            query = select(func.count()).where(Call.feature == f"eval:{name}")
-            found = int(session.scalar(query) or 0)
-        if found >= expected or time.monotonic() > deadline:
-            return found
-        time.sleep(0.1)
+def suite_calls(stack: EvalStack, name: str, expected: int) -> int:
+    """Calls of the suite once the gateway has written at least `expected` of them."""
+    return len(recorded_calls(stack.sessions, Call.feature == f"eval:{name}", at_least=expected))
 
 
 def test_renewed_claims_keep_a_second_worker_away(stack: EvalStack) -> None:
     renewing = ExecutionPolicy(lease_s=1.5, renew_every_s=0.5)
     assert two_workers_on_the_same_samples(stack, "renewed", renewing) == [1] * 6
-    assert recorded_calls(stack, "renewed", 6) == 6
+    assert suite_calls(stack, "renewed", 6) == 6
 
 
 def test_without_renewal_a_short_lease_lets_live_calls_be_stolen(stack: EvalStack) -> None:
@@ -83,4 +75,4 @@ def test_without_renewal_a_short_lease_lets_live_calls_be_stolen(stack: EvalStac
     # At least one call still in flight was claimed and sent again by the second worker.
     stolen = sum(a - 1 for a in attempts)
     assert stolen >= 1
-    assert recorded_calls(stack, "lapsed", 6 + stolen) == 6 + stolen
+    assert suite_calls(stack, "lapsed", 6 + stolen) == 6 + stolen

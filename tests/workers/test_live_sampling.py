@@ -15,6 +15,7 @@ from sqlalchemy import select
 from plumbline.child_process import plumbline_command
 from plumbline.models import Call, CallBody, LiveSample
 from tests.support.gateway_process import issue_key
+from tests.support.recorded_calls import recorded_calls
 from tests.workers.stack import WorkerStack, wait_for, worker_stack
 
 pytestmark = pytest.mark.xdist_group("workers_live")
@@ -111,10 +112,8 @@ def test_sampled_calls_are_resampled_and_their_agreement_recorded(
     # Bodies are kept only for the team that stores them.
     assert by_feature["pricing"].request is not None
     assert by_feature["support"].request is None and by_feature["support"].original_text is None
+    resampled = recorded_calls(stack.sessions, Call.feature.like("resample:%"), at_least=15)
     with stack.sessions() as session:
-        resampled = session.scalars(
-            select(Call).where(Call.feature.like("resample:%")).order_by(Call.created_at)
-        ).all()
         bodies = session.scalars(
             select(CallBody.request_body)
             .join(Call, Call.id == CallBody.call_id)
