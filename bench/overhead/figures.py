@@ -25,7 +25,9 @@ class OverheadRun:
 
 def figure(run: OverheadRun, side: str, phase: str, metric: str) -> float:
     """Median over rounds of one side's metric in one phase (NaN if it was skipped)."""
-    return median([r[side][phase][metric] for r in run.latency.rounds if phase in r[side]])
+    return median(
+        [r[side][phase][metric] for r in run.latency.rounds if phase in r.get(side, {})]
+    )
 
 
 def added(run: OverheadRun, side: str, phase: str, metric: str) -> float:
@@ -34,7 +36,7 @@ def added(run: OverheadRun, side: str, phase: str, metric: str) -> float:
         [
             r[side][phase][metric] - r["direct"][phase][metric]
             for r in run.latency.rounds
-            if phase in r[side] and phase in r.get("direct", {})
+            if phase in r.get(side, {}) and phase in r.get("direct", {})
         ]
     )
 

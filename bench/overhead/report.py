@@ -18,7 +18,8 @@ def _f(value: float, digits: int = 2) -> str:
 
 
 def _errors(run: OverheadRun, side: str, phase: str) -> int:
-    return int(sum(r[side][phase]["errors"] for r in run.latency.rounds if phase in r[side]))
+    rounds = run.latency.rounds
+    return int(sum(r[side][phase]["errors"] for r in rounds if phase in r.get(side, {})))
 
 
 def _plain_table(run: OverheadRun) -> list[str]:
