@@ -25,9 +25,7 @@ class OverheadRun:
 
 def figure(run: OverheadRun, side: str, phase: str, metric: str) -> float:
     """Median over rounds of one side's metric in one phase (NaN if it was skipped)."""
-    return median(
-        [r[side][phase][metric] for r in run.latency.rounds if phase in r.get(side, {})]
-    )
+    return median([r[side][phase][metric] for r in run.latency.rounds if phase in r.get(side, {})])
 
 
 def added(run: OverheadRun, side: str, phase: str, metric: str) -> float:
