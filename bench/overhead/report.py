@@ -17,6 +17,10 @@ def _f(value: float, digits: int = 2) -> str:
     return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
 
 
+def _times(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}x"
+
+
 def _errors(run: OverheadRun, side: str, phase: str) -> int:
     rounds = run.latency.rounds
     return int(sum(r[side][phase]["errors"] for r in rounds if phase in r.get(side, {})))
@@ -81,8 +85,8 @@ def _capacity_table(run: OverheadRun) -> list[str]:
         lines.append(
             f"| {LABELS[side]} | {bound}{rate:.0f} | "
             + ", ".join(f"{r.sustained:.0f}" for r in found)
-            + f" | {found[-1].limit_reason} | {_f(ratio(rate, sustained(run, 'direct')))}x "
-            f"| {_f(ratio(rate, sustained(run, 'litellm')))}x |"
+            + f" | {found[-1].limit_reason} | {_times(ratio(rate, sustained(run, 'direct')))} "
+            f"| {_times(ratio(rate, sustained(run, 'litellm')))} |"
         )
     return lines
 

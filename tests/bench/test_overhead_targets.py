@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bench.harness.step_search import SearchResult
 from bench.overhead.figures import OverheadRun
 from bench.overhead.latency import LatencyResult, Phase
 from bench.overhead.report import overhead_section
@@ -47,5 +48,8 @@ def test_the_report_renders_a_run_without_the_litellm_proxy() -> None:
     class Args:
         capacity_rounds, step_seconds = 0, 1.0
 
-    text = overhead_section(["### header"], _run(["direct", "plumbline"], 0.8), Args())
+    run = _run(["direct", "plumbline"], 0.8)
+    run.capacity = {"direct": [SearchResult(300.0)], "plumbline": [SearchResult(200.0)]}
+    text = overhead_section(["### header"], run, Args())
     assert "| Plumbline | 5 | 3.80 |" in text and "LiteLLM proxy |" not in text
+    assert "| Plumbline | 200 | 200 | ceiling | 0.67x | n/a |" in text
