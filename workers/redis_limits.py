@@ -69,11 +69,6 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 )
 
 
-# A pooled connection that Redis closed (a restart) fails its next command; `from_url` retries
-# nothing by default, so each stale connection used to fail one eval batch after an outage.
-_RECONNECT_ON = [RedisConnectionError, RedisTimeoutError]
-
-
 def _reconnecting() -> Retry:
     """Three more tries on a fresh connection, 50 ms to 1 s apart."""
     return Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=3)
@@ -111,7 +106,11 @@ class RedisLimits:
         cls, url: str, *, prefix: str, per_suite: int, per_backend: int, lease_s: float = 60.0
     ) -> AsyncIterator[RedisLimits]:
         """Limits on a new Redis connection of the running loop; closed (slots freed) on exit."""
-        redis = Redis.from_url(url, retry=_reconnecting(), retry_on_error=_RECONNECT_ON)
+        # A pooled connection that Redis closed (a restart) fails its next command, and
+        # `from_url` retries nothing: each stale connection used to fail one eval batch.
+        redis = Redis.from_url(
+            url, retry=_reconnecting(), retry_on_error=[RedisConnectionError, RedisTimeoutError]
+        )
         limits = cls(
             redis, prefix=prefix, per_suite=per_suite, per_backend=per_backend, lease_s=lease_s
         )
