@@ -63,8 +63,7 @@ class Forwarder(Relay):
         try:
             self.upstream_started = perf_counter()
             try:
-                response = await self.state.upstream.post(
-                    backend.url,
+                response = await self.state.upstream.backend(backend.url).post(
                     self.path,
                     body,
                     headers,

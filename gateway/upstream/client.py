@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from gateway.upstream.pool import ConnectionPool
-from gateway.upstream.response import UpstreamResponse
 
 
 class UpstreamPool:
@@ -20,18 +17,6 @@ class UpstreamPool:
         if pool is None:
             pool = self._pools[url] = ConnectionPool(url)
         return pool
-
-    async def post(
-        self,
-        url: str,
-        path: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        connect_timeout: float | None,
-        read_timeout: float | None,
-    ) -> UpstreamResponse:
-        """POST to `path` under the backend at `url`."""
-        return await self.backend(url).post(path, body, headers, connect_timeout, read_timeout)
 
     def close(self) -> None:
         """Close every pooled connection."""

@@ -422,7 +422,7 @@ async def test_the_gateway_pool_keeps_one_pool_per_backend(serve: list[RawServer
     second = await _start(serve, _echo)
     upstream = UpstreamPool()
     for url in (first.url, second.url, first.url):
-        response = await upstream.post(url, "/v1/x", b"1", HEADERS, PATIENT, PATIENT)
+        response = await upstream.backend(url).post("/v1/x", b"1", HEADERS, PATIENT, PATIENT)
         assert await response.read() == b'{"echo": 1}'
         response.release()
     assert (first.connections, second.connections) == (1, 1)
