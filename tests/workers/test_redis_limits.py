@@ -9,6 +9,7 @@ import uuid
 import pytest
 from redis.asyncio import Redis
 
+from tests.reliability.redis_server import RedisServer, redis_server
 from workers.process_limits import ProcessLimits
 from workers.redis_limits import RedisLimits
 
@@ -175,3 +176,18 @@ def test_process_limits_bound_every_event_loop_of_the_process() -> None:
     for thread in threads:
         thread.join()
     assert peak == 2 and shared.held("backend", "tiny") == 0
+
+
+def test_slots_are_taken_again_at_once_after_redis_restarts() -> None:
+    async def scenario(server: RedisServer) -> int:
+        connect = RedisLimits.connect(server.url, prefix="restart:", per_suite=2, per_backend=2)
+        async with connect as restarting:
+            async with restarting.slot("suite", "tiny"):
+                pass  # the pooled connection Redis is about to close
+            server.kill()
+            server.start()
+            async with restarting.slot("suite", "tiny"):
+                return await restarting.held("backend", "tiny")
+
+    with redis_server() as server:
+        assert asyncio.run(scenario(server)) == 1
