@@ -26,7 +26,12 @@ from workers.eval_loop import EvalLoop
 from workers.process_limits import ProcessLimits
 from workers.redis_limits import RedisLimits
 
+# `plumbline worker --embedded` runs beside a gateway on this machine (its default port).
 DEFAULT_GATEWAY = "http://127.0.0.1:8080"
+MISSING_GATEWAY_URL = (
+    "workers send eval and resample calls (with the admin eval key) to the setting "
+    "eval.gateway_url: set PLUMBLINE_EVAL__GATEWAY_URL to the gateway's address"
+)
 log = logging.getLogger(__name__)
 
 
@@ -107,10 +112,17 @@ class WorkerRuntime:
                 "PLUMBLINE_EVAL__API_KEY to an admin key (`plumbline keys create --admin`)"
             )
         return GatewayClient(
-            evals.gateway_url or DEFAULT_GATEWAY,
-            evals.api_key.get_secret_value(),
-            timeout_s=evals.request_timeout_s,
+            self.gateway_url(), evals.api_key.get_secret_value(), timeout_s=evals.request_timeout_s
         )
+
+    def gateway_url(self) -> str:
+        """Where eval calls go: eval.gateway_url; the embedded worker defaults to the local one."""
+        url = self.settings.eval.gateway_url
+        if url:
+            return url
+        if self.embedded:
+            return DEFAULT_GATEWAY
+        raise RuntimeError(MISSING_GATEWAY_URL)
 
     def execution_policy(self) -> ExecutionPolicy:
         """Retries and the sample claim lease (renewed while held) of the execution unit."""
