@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator, Collection
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
-import httpx
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import Completion, GatewayCallError, GatewayClient
 from evals.service import ExecutionPolicy, ExecutionReport, execute_samples
+from evals.service.alert_clients import DeliveryClients, delivery_clients
 from evals.service.live_resampling import LiveJob, resample
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
@@ -52,7 +52,7 @@ class WorkerRuntime:
         self._lock = threading.Lock()
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
-        self._http: httpx.Client | None = None
+        self._http: DeliveryClients | None = None
         self._eval_loop: EvalLoop[EvalResources] | None = None
         self._process_limits = ProcessLimits(
             settings.eval.concurrency, settings.eval.backend_concurrency
@@ -67,11 +67,11 @@ class WorkerRuntime:
                 self._sessions = make_session_factory(self._engine)
             return self._sessions
 
-    def http(self) -> httpx.Client:
-        """A shared HTTP client for notification deliveries."""
+    def http(self) -> DeliveryClients:
+        """The shared HTTP clients for notification deliveries (suite channels guarded)."""
         with self._lock:
             if self._http is None:
-                self._http = httpx.Client(follow_redirects=False)
+                self._http = delivery_clients(self.settings.worker.notify)
             return self._http
 
     def dispose(self) -> None:
