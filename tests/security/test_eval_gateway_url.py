@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -11,6 +12,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from evals.gateway_client import GatewayCallError, GatewayClient
 from plumbline.settings import EvalSettings, Settings
 from simulator.process import SimulatorProcess
 from tests.security.evals import NEAR_TIE, YAML, suite_yaml
@@ -137,3 +139,18 @@ def test_a_worker_without_eval_gateway_url_refuses_eval_work_naming_the_setting(
         WorkerRuntime(settings, embedded=False).gateway_client()
     # The embedded worker runs beside the gateway on this machine, at its default address.
     assert WorkerRuntime(settings, embedded=True).gateway_url() == "http://127.0.0.1:8080"
+
+
+def test_a_stored_endpoint_cannot_move_the_eval_key_to_another_host() -> None:
+    async def resend(port: int) -> GatewayCallError:
+        async with GatewayClient("http://127.0.0.1:9", "pl-admin-key") as client:
+            with pytest.raises(GatewayCallError) as refused:
+                await client.complete(
+                    f"@127.0.0.1:{port}/v1/chat/completions", {}, feature="f", team="t"
+                )
+            return refused.value
+
+    with Listener() as attacker:
+        error = asyncio.run(resend(attacker.port))
+        assert "must start with '/'" in str(error)
+        assert attacker.requests() == []
