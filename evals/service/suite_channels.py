@@ -8,6 +8,8 @@ from evals.suite import Suite
 from plumbline.outbound import OutboundGuard, OutboundRefused, parse_outbound_url
 from plumbline.settings import NotifySettings
 
+# Headers that decide where or how the request is framed are the client's (httpx's) to set.
+RESERVED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 ALLOWED_HOSTS_SETTING = (
     "worker.notify.suite_channels.allowed_hosts "
     "(PLUMBLINE_WORKER__NOTIFY__SUITE_CHANNELS__ALLOWED_HOSTS)"
@@ -25,6 +27,12 @@ def check_suite_channels(suite: Suite, notify: NotifySettings, *, admin: bool) -
             host = parse_outbound_url(target.url).host
         except OutboundRefused as refused:
             raise EvalServiceError(f"Channel {target.name!r}: {refused.message}.", param) from None
+        reserved = sorted(h for h in target.headers if h.strip().lower() in RESERVED_HEADERS)
+        if reserved:
+            raise EvalServiceError(
+                f"Channel {target.name!r} may not set the header(s) {', '.join(reserved)}.",
+                f"alert.notify[{index}].headers",
+            )
         if not admin and not guard.is_allowlisted(host):
             raise EvalServiceError(
                 f"Channel {target.name!r} is written in the suite with host {host!r}, which is "

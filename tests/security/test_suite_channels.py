@@ -118,6 +118,16 @@ def test_an_inline_channel_with_credentials_in_its_url_is_refused(stack: Channel
     assert "user name or password" in refused.json()["error"]["message"]
 
 
+def test_an_inline_channel_may_not_set_host_or_framing_headers(stack: ChannelStack) -> None:
+    text = with_channel("inline-host", f"{stack.attacker.url}/hook").replace(
+        "kind: webhook,", "kind: webhook, headers: {Host: metadata.internal},"
+    )
+    with stack.api("alpha") as client:
+        refused = client.post("/api/evals/suites", content=text, headers=YAML)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["param"] == "alert.notify[0].headers"
+
+
 def test_an_admin_imported_channel_to_loopback_is_refused_at_connect_time(
     stack: ChannelStack,
 ) -> None:
