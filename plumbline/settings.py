@@ -51,6 +51,15 @@ class ChannelSettings(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
 
 
+class SuiteChannelSettings(BaseModel):
+    """Channels written inside a suite: URLs a team supplied, so checked before each connection."""
+
+    # Hosts (exact names or IP literals) a team key may name in a suite's inline channel; they
+    # are trusted as the operator's choice and may resolve to internal addresses. Any other
+    # inline channel needs an admin key at import and never reaches an internal address.
+    allowed_hosts: list[str] = Field(default_factory=list)
+
+
 class NotifySettings(BaseModel):
     """Alert notification channels (named, shared) and how deliveries are retried."""
 
@@ -65,6 +74,7 @@ class NotifySettings(BaseModel):
     alertmanager_hold_s: float = Field(default=7 * 24 * 3600.0, gt=0)
     # Base URL of the gateway's read API, for links in messages.
     public_url: str | None = None
+    suite_channels: SuiteChannelSettings = Field(default_factory=SuiteChannelSettings)
 
 
 class WorkerSettings(BaseModel):

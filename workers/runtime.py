@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator, Collection
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
-import httpx
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import Completion, GatewayCallError, GatewayClient
 from evals.service import ExecutionPolicy, ExecutionReport, execute_samples
+from evals.service.alert_clients import DeliveryClients, delivery_clients
 from evals.service.live_resampling import LiveJob, resample
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
@@ -26,7 +26,12 @@ from workers.eval_loop import EvalLoop
 from workers.process_limits import ProcessLimits
 from workers.redis_limits import RedisLimits
 
+# `plumbline worker --embedded` runs beside a gateway on this machine (its default port).
 DEFAULT_GATEWAY = "http://127.0.0.1:8080"
+MISSING_GATEWAY_URL = (
+    "workers send eval and resample calls (with the admin eval key) to the setting "
+    "eval.gateway_url: set PLUMBLINE_EVAL__GATEWAY_URL to the gateway's address"
+)
 log = logging.getLogger(__name__)
 
 
@@ -47,7 +52,7 @@ class WorkerRuntime:
         self._lock = threading.Lock()
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
-        self._http: httpx.Client | None = None
+        self._http: DeliveryClients | None = None
         self._eval_loop: EvalLoop[EvalResources] | None = None
         self._process_limits = ProcessLimits(
             settings.eval.concurrency, settings.eval.backend_concurrency
@@ -62,11 +67,11 @@ class WorkerRuntime:
                 self._sessions = make_session_factory(self._engine)
             return self._sessions
 
-    def http(self) -> httpx.Client:
-        """A shared HTTP client for notification deliveries."""
+    def http(self) -> DeliveryClients:
+        """The shared HTTP clients for notification deliveries (suite channels guarded)."""
         with self._lock:
             if self._http is None:
-                self._http = httpx.Client(follow_redirects=False)
+                self._http = delivery_clients(self.settings.worker.notify)
             return self._http
 
     def dispose(self) -> None:
@@ -107,10 +112,17 @@ class WorkerRuntime:
                 "PLUMBLINE_EVAL__API_KEY to an admin key (`plumbline keys create --admin`)"
             )
         return GatewayClient(
-            evals.gateway_url or DEFAULT_GATEWAY,
-            evals.api_key.get_secret_value(),
-            timeout_s=evals.request_timeout_s,
+            self.gateway_url(), evals.api_key.get_secret_value(), timeout_s=evals.request_timeout_s
         )
+
+    def gateway_url(self) -> str:
+        """Where eval calls go: eval.gateway_url; the embedded worker defaults to the local one."""
+        url = self.settings.eval.gateway_url
+        if url:
+            return url
+        if self.embedded:
+            return DEFAULT_GATEWAY
+        raise RuntimeError(MISSING_GATEWAY_URL)
 
     def execution_policy(self) -> ExecutionPolicy:
         """Retries and the sample claim lease (renewed while held) of the execution unit."""

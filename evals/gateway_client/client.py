@@ -109,6 +109,10 @@ class GatewayClient:
         return reply
 
     async def _send(self, method: str, path: str, **options: Any) -> _Reply:
+        # A path is appended to the base URL: one not starting with "/" (say "@host/x") would
+        # move the authority, and the eval key with it, to another host.
+        if not path.startswith("/"):
+            raise GatewayCallError(None, f"refused: the path {path[:80]!r} must start with '/'")
         try:
             async with self._opened().request(
                 method, f"{self.base_url}{path}", allow_redirects=False, **options

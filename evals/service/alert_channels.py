@@ -11,12 +11,15 @@ from plumbline.settings import NotifySettings
 
 @dataclass(frozen=True, slots=True)
 class Channel:
-    """A resolved channel: its kind and where to POST."""
+    """A resolved channel: its kind, where to POST, and whether a team wrote the URL."""
 
     name: str
     kind: str
     url: str
     headers: dict[str, str] = field(default_factory=dict)
+    # Written in the suite (a team's URL, connected to through the outbound guard), not in
+    # the settings (the operator's, trusted as configured).
+    from_suite: bool = False
 
 
 def suite_policy(settings: dict[str, Any]) -> AlertPolicy:
@@ -38,7 +41,9 @@ def resolve_channel(name: str, policy: AlertPolicy, notify: NotifySettings) -> C
     """The channel called `name`: written in the suite first, else defined in settings."""
     for target in policy.notify:
         if isinstance(target, NotifyChannel) and target.name == name:
-            return Channel(target.name, target.kind, target.url, dict(target.headers))
+            return Channel(
+                target.name, target.kind, target.url, dict(target.headers), from_suite=True
+            )
     configured = notify.channels.get(name)
     if configured is None:
         return None

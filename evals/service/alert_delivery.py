@@ -16,8 +16,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from evals.repository import alerts as alert_repo
 from evals.repository import notifications as notification_repo
 from evals.repository import suites as suite_repo
+from evals.service import alert_errors as errors
 from evals.service.alert_channels import Channel, resolve_channel, suite_policy
+from evals.service.alert_clients import DeliveryClients
 from evals.service.transaction import in_transaction
+from plumbline.outbound import OutboundRefused
 from plumbline.settings import NotifySettings
 
 # Client errors that a later attempt may not repeat; other 4xx mean the channel is misconfigured.
@@ -36,7 +39,7 @@ def deliver(
     sessions: sessionmaker[Session],
     notification_id: int,
     notify: NotifySettings,
-    http: httpx.Client,
+    clients: DeliveryClients,
 ) -> DeliveryOutcome:
     """Make one delivery attempt of a notification (skipped if done or being sent)."""
     now = datetime.now(UTC)
@@ -45,7 +48,7 @@ def deliver(
         return DeliveryOutcome("skipped")
     channel, payload, attempts = in_transaction(sessions, _target, notification_id, notify)
     started = time.perf_counter()
-    status_code, error = _post(http, channel, payload, notify.timeout_s)
+    status_code, error = _post(clients, channel, payload, notify.timeout_s)
     entry = {
         "at": now.isoformat(),
         "status_code": status_code,
@@ -54,7 +57,7 @@ def deliver(
     }
     attempts += 1
     delivered = status_code is not None and 200 <= status_code < 300
-    permanent = channel is None or (
+    permanent = error in errors.PERMANENT or (
         status_code is not None and 400 <= status_code < 500 and status_code not in TRANSIENT_4XX
     )
     if delivered:
@@ -82,20 +85,29 @@ def _target(
 
 
 def _post(
-    http: httpx.Client, channel: Channel | None, payload: object, timeout_s: float
+    clients: DeliveryClients, channel: Channel | None, payload: object, timeout_s: float
 ) -> tuple[int | None, str | None]:
+    """POST and keep the status code and a fixed error class; the response body is never read."""
     if channel is None:
-        return None, "no channel with this name in the suite or in the settings"
+        return None, errors.UNKNOWN_CHANNEL
     url = channel.url
     if channel.kind == "alertmanager" and not url.rstrip("/").endswith("/api/v2/alerts"):
         url = url.rstrip("/") + "/api/v2/alerts"
+    http = clients.team_supplied if channel.from_suite else clients.configured
     try:
-        response = http.post(url, json=payload, headers=channel.headers, timeout=timeout_s)
-    except httpx.HTTPError as error:
-        return None, f"{type(error).__name__}: {error}"[:1000]
-    if response.is_success:
-        return response.status_code, None
-    return response.status_code, response.text[:1000] or response.reason_phrase
+        with http.stream(
+            "POST", url, json=payload, headers=channel.headers, timeout=timeout_s
+        ) as response:
+            status_code = response.status_code
+    except OutboundRefused as refused:
+        return None, refused.error_class
+    except httpx.TimeoutException:
+        return None, errors.TIMEOUT
+    except httpx.ConnectError:
+        return None, errors.CONNECT_ERROR
+    except httpx.HTTPError:
+        return None, errors.TRANSPORT_ERROR
+    return status_code, None if 200 <= status_code < 300 else errors.HTTP_STATUS
 
 
 def _record(

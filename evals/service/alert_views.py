@@ -12,6 +12,7 @@ from evals.alerting import AlertState, acknowledge
 from evals.repository import alerts as alert_repo
 from evals.repository import notifications as notification_repo
 from evals.repository import suites as suite_repo
+from evals.service.alert_errors import shown_error
 from evals.service.errors import ConflictError, EvalServiceError, NotFoundError
 from plumbline.models import Alert, AlertEvent
 
@@ -100,8 +101,8 @@ def alert_detail(session: Session, alert_id: int, *, team_id: int | None) -> Ale
             "status": n.status,
             "attempts": n.attempts,
             "last_status_code": n.last_status_code,
-            "last_error": n.last_error,
-            "attempt_log": n.attempt_log,
+            "last_error": shown_error(n.last_error),
+            "attempt_log": [{**a, "error": shown_error(a.get("error"))} for a in n.attempt_log],
             "delivered_at": n.delivered_at.isoformat() if n.delivered_at else None,
         }
         for n in notification_repo.notifications_of(session, alert_id)

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-import httpx
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import GatewayCallError, GatewayClient
 from evals.repository import runs as run_repo
 from evals.repository import samples as sample_repo
 from evals.scoring import RunScore
+from evals.service.alert_clients import delivery_clients
 from evals.service.alert_delivery import deliver
 from evals.service.execution import ExecutionPolicy, SampleOutcome, execute_samples
 from evals.service.limits import SampleLimits
@@ -95,9 +95,12 @@ def _deliver_once(
 ) -> None:
     if not notification_ids:
         return
-    with httpx.Client() as http:
+    clients = delivery_clients(notify)
+    try:
         for notification_id in notification_ids:
-            deliver(sessions, notification_id, notify, http)
+            deliver(sessions, notification_id, notify, clients)
+    finally:
+        clients.close()
 
 
 def _fail(session: Session, run_id: int, error: BaseException) -> None:

@@ -64,15 +64,15 @@ async def start_run(
     state: StateDep,
 ) -> RunOut:
     """Create a run (all samples pending, committed) and execute it in the background."""
+    # Built first: without eval.gateway_url no run is created that could never execute.
+    client = eval_client(request)
     with gateway_errors():
         created = await in_thread_transaction(
             state.sessions, create_run, suite_id, team_id=team_scope(caller), trigger="api"
         )
         view = await in_thread_transaction(state.sessions, run_view, created.run_id, team_id=None)
     options = _options(state, shared_limits(request))
-    background.add_task(
-        _execute, state.sessions, eval_client(request), created.run_id, options, False
-    )
+    background.add_task(_execute, state.sessions, client, created.run_id, options, False)
     return RunOut.model_validate(view, from_attributes=True)
 
 
@@ -85,12 +85,13 @@ async def resume_run(
     state: StateDep,
 ) -> RunOut:
     """Execute a run's unanswered samples again (after a crash or failures), then rescore it."""
+    client = eval_client(request)
     with gateway_errors():
         view = await in_thread_transaction(
             state.sessions, run_view, run_id, team_id=team_scope(caller)
         )
     options = _options(state, shared_limits(request))
-    background.add_task(_execute, state.sessions, eval_client(request), run_id, options, True)
+    background.add_task(_execute, state.sessions, client, run_id, options, True)
     return RunOut.model_validate(view, from_attributes=True)
 
 

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Depends, Request, status
 
 from evals.service import ForbiddenError, import_suite, parse_suite
 from evals.service.run_views import suite_view, suite_views
-from gateway.api.deps import CallerDep, SessionDep, team_scope
+from evals.service.suite_channels import check_suite_channels
+from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import IdPath, SuiteImportOut, SuiteList, SuiteOut
 from gateway.errors import GatewayError
@@ -53,7 +54,7 @@ SUITE_BODY = {
     openapi_extra=SUITE_BODY,
 )
 def import_suite_route(
-    document: DocumentDep, caller: CallerDep, session: SessionDep
+    document: DocumentDep, caller: CallerDep, session: SessionDep, state: StateDep
 ) -> SuiteImportOut:
     """Create or update a suite from YAML (any non-JSON content type) or a JSON object."""
     text, is_json = document
@@ -65,6 +66,7 @@ def import_suite_route(
                 "needs a key of that team or an admin key.",
                 "team",
             )
+        check_suite_channels(suite, state.settings.worker.notify, admin=caller.is_admin)
         done = import_suite(session, suite, source_yaml=None if is_json else text)
         view = suite_view(session, done.suite_id, team_id=None)
     return SuiteImportOut(

@@ -45,6 +45,11 @@ def register(app: typer.Typer) -> None:
                 "PLUMBLINE_EVAL__API_KEY is not set: eval and resample tasks will fail (they "
                 "call the gateway with an admin key); notifications still work"
             )
+        if not embedded and not settings.eval.gateway_url:
+            logging.getLogger(__name__).warning(
+                "PLUMBLINE_EVAL__GATEWAY_URL is not set: eval and resample tasks will fail (the "
+                "eval key is only ever sent to that address); notifications still work"
+            )
         celery = create_celery_app(settings, embedded=embedded)
         argv = [
             "worker",

@@ -60,6 +60,8 @@ class GatewayProcess(ServerProcess):
             env={
                 "PLUMBLINE_DATABASE__URL": database_url,
                 "PLUMBLINE_KEY_SALT": TEST_PEPPER,
+                # Eval runs started through the API call this address, never the Host header.
+                "PLUMBLINE_EVAL__GATEWAY_URL": self.url,
                 **(env or {}),
             },
         )
