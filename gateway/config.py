@@ -111,10 +111,12 @@ class BackendLimits(_Strict):
     # The status line and headers of a response, all of them together (h11's default).
     max_head_bytes: int = Field(default=16 * 1024, ge=512)
     max_header_count: int = Field(default=128, ge=8)
-    # A non-streamed response body (n choices with top-20 logprobs fit well inside).
+    # A non-streamed response body: 128k tokens of one choice with top-5 logprobs fit.
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     # One server-sent event, i.e. the bytes a stream may send without a blank line.
     max_sse_event_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # A whole stream: an endless one would grow the call's record (token times, logprobs).
+    max_stream_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
     # Open connections per backend; further calls wait for one, up to `pool_wait_timeout_s`.
     max_connections: int = Field(default=512, ge=1)
     pool_wait_timeout_s: float = Field(default=10.0, gt=0)

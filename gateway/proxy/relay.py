@@ -167,9 +167,17 @@ class Relay:
         stored_size = 0
         keep = self.record.store_body or self.record.live_sample is not None
         max_event = limits.backends.max_sse_event_bytes
+        budget = limits.backends.max_stream_bytes
         buffer = b""
         async for data in response.iter_chunks():
             t = perf_counter()
+            budget -= len(data)
+            if budget < 0:
+                raise GatewayError(
+                    502,
+                    f"The stream of {self.backend_label} ran over "
+                    f"{limits.backends.max_stream_bytes} bytes; it was cut.",
+                )
             # Only the new bytes (and the one before, for a split blank line) are searched, and
             # events are cut by offset, so a chunk costs time in its own size only.
             scan = len(buffer) - 1 if buffer else 0

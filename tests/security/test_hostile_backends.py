@@ -36,6 +36,7 @@ BOUNDS = {
     "max_header_count": 32,
     "max_body_bytes": 65536,
     "max_sse_event_bytes": 8192,
+    "max_stream_bytes": 16 * 1024 * 1024,
     "max_connections": 2,
     "pool_wait_timeout_s": 0.5,
     "idle_expiry_s": 0.5,
@@ -208,6 +209,26 @@ def test_an_sse_event_over_its_bound_ends_the_stream_with_a_502(
     error = _stream_error(response)
     assert error["code"] == 502 and LABEL in error["message"]
     assert "over 8192 bytes" in error["message"]
+    assert calls.wait(response.headers["x-plumbline-call-id"]).status_code == 502
+    _serves_on(gateway, key)
+
+
+def test_an_endless_stream_is_cut_at_its_bound(
+    gateway: GatewayProcess, backend: HostileBackend, key: str, calls: CallReader
+) -> None:
+    async def endless(_: Post, __: Reader, writer: Writer) -> bool:
+        writer.write(head(fields=CHUNKED_SSE))
+        event = chunk(stream_event("word " * 100) * 8)
+        while True:
+            writer.write(event)
+            await writer.drain()
+
+    backend.behaviour = endless
+    response = _chat(gateway, key, stream=True)
+    assert response.status_code == 200
+    error = _stream_error(response)
+    assert error["code"] == 502 and LABEL in error["message"]
+    assert f"over {16 * 1024 * 1024} bytes" in error["message"]
     assert calls.wait(response.headers["x-plumbline-call-id"]).status_code == 502
     _serves_on(gateway, key)
 
