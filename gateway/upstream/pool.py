@@ -65,8 +65,8 @@ class ConnectionPool:
                     raise
                 # The backend closed this idle connection as it was reused (vLLM's uvicorn drops
                 # keep-alive connections after 5 s idle): that says nothing about the backend.
-                # The one re-send the client allows, to the same backend; idle expiry below
-                # the backend's keep-alive makes it rare.
+                # The only re-send after a write: same backend, a reused connection, not a
+                # byte of answer; idle expiry below the backend's keep-alive makes it rare.
         connection = await self._connect(connect_timeout)
         return await self._send(connection, request, read_timeout)
 

@@ -31,12 +31,13 @@ from tests.support.scenarios import simulator_config
 
 pytestmark = pytest.mark.xdist_group("hostile-backends")
 QUESTION = [{"role": "user", "content": "What is the indemnity cap in this contract?"}]
+STREAM_BOUND = 16 * 1024 * 1024
 BOUNDS = {
     "max_head_bytes": 4096,
     "max_header_count": 32,
     "max_body_bytes": 65536,
     "max_sse_event_bytes": 8192,
-    "max_stream_bytes": 16 * 1024 * 1024,
+    "max_stream_bytes": STREAM_BOUND,
     "max_connections": 2,
     "pool_wait_timeout_s": 0.5,
     "idle_expiry_s": 0.5,
@@ -224,11 +225,24 @@ def test_an_endless_stream_is_cut_at_its_bound(
             await writer.drain()
 
     backend.behaviour = endless
-    response = _chat(gateway, key, stream=True)
-    assert response.status_code == 200
-    error = _stream_error(response)
+    body = {"model": "hostile", "messages": QUESTION, "stream": True}
+    received = bytearray()
+    with httpx.stream(
+        "POST",
+        f"{gateway.url}/v1/chat/completions",
+        json=body,
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    ) as response:
+        for piece in response.iter_raw():
+            received += piece
+            # Without the bound the stream never ends: the test stops reading at twice it.
+            assert len(received) < 2 * STREAM_BOUND, "the endless stream was not cut"
+    events = [p for p in bytes(received).split(b"\n\n") if p]
+    assert events[-1] == b"data: [DONE]"
+    error = orjson.loads(events[-2][6:])["error"]
     assert error["code"] == 502 and LABEL in error["message"]
-    assert f"over {16 * 1024 * 1024} bytes" in error["message"]
+    assert f"over {STREAM_BOUND} bytes" in error["message"]
     assert calls.wait(response.headers["x-plumbline-call-id"]).status_code == 502
     _serves_on(gateway, key)
 
