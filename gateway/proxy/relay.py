@@ -190,7 +190,7 @@ class Relay:
                 try:
                     out.extend(transform.feed(buffer[start : end + 2], t))
                 except UpstreamProtocolError as error:
-                    raise GatewayError(502, str(error)) from None
+                    raise GatewayError(502, f"{error} ({self.backend_label}).") from None
                 start = scan = end + 2
             if start:
                 buffer = buffer[start:]
