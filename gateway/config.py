@@ -105,6 +105,27 @@ class ModelConfig(_Strict):
         return self.upstream_model or self.name
 
 
+class BackendLimits(_Strict):
+    """Bounds on what one backend may send or hold, so a hostile one cannot exhaust the gateway."""
+
+    # The status line and headers of a response, all of them together (h11's default).
+    max_head_bytes: int = Field(default=16 * 1024, ge=512)
+    max_header_count: int = Field(default=128, ge=8)
+    # A non-streamed response body: 128k tokens of one choice with top-5 logprobs fit.
+    max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    # One server-sent event, i.e. the bytes a stream may send without a blank line.
+    max_sse_event_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # A whole stream: an endless one would grow the call's record (token times, logprobs).
+    max_stream_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
+    # Open connections per backend; further calls wait for one, up to `pool_wait_timeout_s`.
+    max_connections: int = Field(default=512, ge=1)
+    pool_wait_timeout_s: float = Field(default=10.0, gt=0)
+    # Below uvicorn's 5 s keep-alive (vLLM's server), so the gateway closes idle ones first.
+    idle_expiry_s: float = Field(default=4.0, gt=0)
+    # A stream whose client stopped reading is abandoned (and its backend freed) after this.
+    stalled_client_timeout_s: float = Field(default=60.0, gt=0)
+
+
 class Limits(_Strict):
     """Guards on what a client may send and how long the gateway waits upstream."""
 
@@ -120,6 +141,7 @@ class Limits(_Strict):
     body_read_timeout_s: float = 30.0
     # SIGTERM: calls in flight get this long to finish before they are cut and recorded.
     drain_timeout_s: int = Field(default=30, ge=0, le=3600)
+    backends: BackendLimits = Field(default_factory=BackendLimits)
 
 
 class RedactionConfig(_Strict):
@@ -175,6 +197,8 @@ class HealthConfig(_Strict):
     interval_s: float = 5.0
     timeout_s: float = 2.0
     timeouts_to_mark_down: int = Field(default=3, ge=1)
+    # /metrics and /v1/models pages over this size are dropped unread (vLLM's are ~100 KiB).
+    max_page_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
 
 
 class FeatureSampling(_Strict):

@@ -114,7 +114,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
     sink = _call_sink(settings, config, metrics, engine)
     sink.start()
     http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False))
-    upstream = UpstreamPool()
+    upstream = UpstreamPool(config.limits.backends)
     pool = BackendPool(config)
     monitor = HealthMonitor(pool, http, config.health)
     state = GatewayState(

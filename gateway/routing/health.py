@@ -21,6 +21,36 @@ ENGINE_GAUGES = {
 }
 
 
+class PageTooLarge(ValueError):
+    """A scraped page ran over the monitor's size bound."""
+
+
+async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body, or PageTooLarge as soon as it passes `limit` bytes (the rest is never read)."""
+    declared = response.content_length
+    if declared is not None and declared > limit:
+        raise PageTooLarge(f"declares {declared} bytes, over {limit}")
+    body = bytearray()
+    async for piece in response.content.iter_chunked(1 << 16):
+        body += piece
+        if len(body) > limit:
+            raise PageTooLarge(f"over {limit} bytes")
+    return bytes(body)
+
+
+def served_models_of(data: object) -> dict[str, dict[str, object]]:
+    """The `data` list of a /v1/models page by id; ValueError if it is not shaped so."""
+    entries = data.get("data", []) if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ValueError("/v1/models is not an OpenAI model list")
+    models: dict[str, dict[str, object]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise ValueError("/v1/models has an entry without a string id")
+        models[entry["id"]] = entry
+    return models
+
+
 def parse_engine_gauges(text: str) -> dict[str, float]:
     """Sum the vLLM load gauges over engines from a Prometheus text page.
 
@@ -92,16 +122,19 @@ class HealthMonitor:
         self.pool.mark_failed(backend, reason)
 
     async def _scrape(self, backend: Backend, timeout: aiohttp.ClientTimeout) -> None:
+        # `timeout` is aiohttp's total, body included, so a trickling page is cut in time too.
+        limit = self.config.max_page_bytes
         headers = {"Authorization": f"Bearer {backend.api_key}"} if backend.api_key else {}
         async with self.http.get(f"{backend.url}/metrics", timeout=timeout) as response:
             if response.status == 200:
-                backend.engine_gauges = parse_engine_gauges(await response.text())
+                page = await read_bounded(response, limit)
+                backend.engine_gauges = parse_engine_gauges(page.decode("utf-8", "replace"))
         async with self.http.get(
             f"{backend.url}/v1/models", timeout=timeout, headers=headers
         ) as response:
             if response.status == 200:
-                data = orjson.loads(await response.read())
-                backend.served_models = {m["id"]: m for m in data.get("data", [])}
+                data = orjson.loads(await read_bounded(response, limit))
+                backend.served_models = served_models_of(data)
 
     def start(self) -> None:
         """Probe periodically in the background."""

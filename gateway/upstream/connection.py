@@ -8,10 +8,12 @@ from typing import cast
 
 import httptools
 
+from gateway.config import BackendLimits
 from gateway.upstream.errors import (
     UpstreamDisconnected,
     UpstreamError,
     UpstreamPayloadError,
+    UpstreamRefused,
     UpstreamTimeout,
 )
 from gateway.upstream.headers import Headers
@@ -25,10 +27,15 @@ class UpstreamConnection(asyncio.Protocol):
     """A keep-alive connection that carries one request at a time."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, on_idle_lost: Callable[[UpstreamConnection], None]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_idle_lost: Callable[[UpstreamConnection], None],
+        bounds: BackendLimits,
     ) -> None:
         self._loop = loop
         self._on_idle_lost = on_idle_lost
+        self._bounds = bounds
+        self._idle_timer: asyncio.TimerHandle | None = None
         self._parser = httptools.HttpResponseParser(self)
         self._transport: asyncio.Transport | None = None
         self.closed = False
@@ -54,6 +61,11 @@ class UpstreamConnection(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._read_timeout = 0.0
         self._last_data = 0.0
+        # Head bytes and fields count across interim (1xx) heads too, so endless ones are cut.
+        self._head_bytes = 0
+        self._header_count = 0
+        self._field_bytes = 0
+        self._body_bytes = 0
 
     @property
     def usable(self) -> bool:
@@ -75,22 +87,35 @@ class UpstreamConnection(asyncio.Protocol):
     def abort(self) -> None:
         """Drop the connection now; a backend still generating sees it and stops."""
         self._cancel_timer()
+        self._cancel_idle_timer()
         if not self.closed:
             self.closed = True
             if self._transport is not None:
                 self._transport.abort()
 
     def make_idle(self) -> None:
-        """Forget the finished response, ready for the next request."""
+        """Forget the finished response, ready for the next request; closed if unused too long."""
         self._cancel_timer()
         self.busy = False
         self._reset()
+        self._idle_timer = self._loop.call_later(self._bounds.idle_expiry_s, self.abort)
+
+    def _cancel_idle_timer(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
 
     async def request(self, data: bytes, read_timeout: float | None) -> None:
         """Send a whole request and wait for the response head (status and headers)."""
         assert self._transport is not None
         self._cancel_timer()
+        self._cancel_idle_timer()
         self._reset()
+        if self._transport.is_closing():
+            self.abort()
+            raise UpstreamDisconnected(
+                "The connection closed before the request was sent", request_written=False
+            )
         self.busy = True
         self._transport.write(data)
         if read_timeout is not None:
@@ -124,12 +149,21 @@ class UpstreamConnection(asyncio.Protocol):
     async def read_all(self) -> bytes:
         """The rest of the body, once it has all arrived."""
         self._whole = True
+        limit = self._bounds.max_body_bytes
+        # llhttp accepts only digits here, once: int() cannot fail.
+        declared = self.headers.get("content-length") if self.headers is not None else None
+        if declared is not None and int(declared) > limit:
+            self._refuse(f"declares a {declared}-byte body, over the {limit}-byte bound")
+        else:
+            self._check_body()
         if self._paused:
             self._resume()
-        while not self._complete:
+        while True:
             if self._error is not None:
                 self.abort()
                 raise self._error
+            if self._complete:
+                break
             await self._wait()
         body = b"".join(self._chunks)
         self._chunks = []
@@ -157,6 +191,16 @@ class UpstreamConnection(asyncio.Protocol):
             self._error = error
         self._cancel_timer()
         self._wake()
+
+    def _refuse(self, why: str) -> None:
+        """Fail the response for breaking a bound, and drop the connection."""
+        self._fail(UpstreamRefused(f"The response {why}"))
+        self.abort()
+
+    def _check_body(self) -> None:
+        limit = self._bounds.max_body_bytes
+        if self._body_bytes > limit:
+            self._refuse(f"body is over the {limit}-byte bound")
 
     def _resume(self) -> None:
         self._paused = False
@@ -200,6 +244,9 @@ class UpstreamConnection(asyncio.Protocol):
             return
         self.received = True
         self._last_data = self._loop.time()
+        in_head = self.headers is None
+        if in_head:
+            self._head_bytes += len(data)
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as error:
@@ -208,6 +255,12 @@ class UpstreamConnection(asyncio.Protocol):
             else:
                 self._fail(UpstreamPayloadError(f"Response payload is malformed: {error}"))
             self.abort()
+            return
+        if self._error is not None:
+            self.abort()
+        elif in_head and self.headers is None and self._head_bytes > self._bounds.max_head_bytes:
+            # One endless field never reaches on_header: the bytes fed so far are the measure.
+            self._refuse(f"head is over the {self._bounds.max_head_bytes}-byte bound")
 
     def eof_received(self) -> bool:
         """Let the transport close; connection_lost decides what the EOF meant."""
@@ -238,15 +291,31 @@ class UpstreamConnection(asyncio.Protocol):
             self._extra = True
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        """Collect a header field."""
-        if not self._complete:
-            self._raw_headers.append((name, value))
+        """Collect a header field, within the head's bounds."""
+        if self._complete or self._error is not None:
+            return
+        bounds = self._bounds
+        self._header_count += 1
+        self._field_bytes += len(name) + len(value) + 4
+        if self._header_count > bounds.max_header_count:
+            self._fail(UpstreamRefused(f"The response has over {bounds.max_header_count} headers"))
+            return
+        if self._field_bytes > bounds.max_head_bytes:
+            self._fail(
+                UpstreamRefused(f"The response head is over the {bounds.max_head_bytes}-byte bound")
+            )
+            return
+        self._raw_headers.append((name, value))
 
     def on_headers_complete(self) -> None:
-        """The head is in: publish status and headers."""
-        if self._complete:
+        """The head is in: publish status and headers, unless its framing is refused."""
+        if self._complete or self._error is not None:
             return
         status = self._parser.get_status_code()
+        if status == 101:
+            # Nothing asked to switch protocols: what follows is not HTTP the gateway can frame.
+            self._fail(UpstreamRefused("The backend answered 101 Switching Protocols unasked"))
+            return
         if status < 200:
             # An interim response (100 Continue): the real one follows on the same connection.
             self._informational = True
@@ -254,6 +323,12 @@ class UpstreamConnection(asyncio.Protocol):
             return
         headers = Headers(self._raw_headers)
         self._raw_headers = []
+        coding = headers.get("transfer-encoding")
+        if coding is not None and coding.rsplit(",", 1)[-1].strip().lower() != "chunked":
+            # A body framed by neither chunks nor a length only ends at close; a proxy that
+            # reads it differently from the backend is how responses get smuggled.
+            self._fail(UpstreamRefused(f"Transfer-Encoding {coding!r} does not end in chunked"))
+            return
         self.status = status
         self.headers = headers
         self._until_eof = (
@@ -265,10 +340,13 @@ class UpstreamConnection(asyncio.Protocol):
 
     def on_body(self, body: bytes) -> None:
         """Buffer body bytes for the reader, pausing the socket if the reader falls behind."""
-        if self._complete:
+        if self._complete or self._error is not None:
             return
         self._chunks.append(body)
         self._buffered += len(body)
+        self._body_bytes += len(body)
+        if self._whole:
+            self._check_body()
         if not self._whole and not self._paused and self._buffered > HIGH_WATER:
             self._paused = True
             assert self._transport is not None

@@ -5,17 +5,27 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
+from gateway.config import BackendLimits
 from gateway.upstream.connection import UpstreamConnection
-from gateway.upstream.errors import UpstreamConnectError, UpstreamDisconnected, UpstreamTimeout
+from gateway.upstream.errors import (
+    UpstreamConnectError,
+    UpstreamDisconnected,
+    UpstreamPoolTimeout,
+    UpstreamTimeout,
+)
 from gateway.upstream.origin import Origin, parse_origin
 from gateway.upstream.response import UpstreamResponse
 
 
 class ConnectionPool:
-    """Unbounded connections to one backend; idle ones are reused newest first."""
+    """At most `max_connections` connections to one backend; idle ones are reused newest first."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, bounds: BackendLimits | None = None) -> None:
         self.origin: Origin = parse_origin(url)
+        self.bounds = bounds if bounds is not None else BackendLimits()
+        # One slot per connection in use: a new connection is opened only when none is idle,
+        # so in use plus idle never exceeds the bound.
+        self._slots = asyncio.Semaphore(self.bounds.max_connections)
         # Newest last: reusing the most recent connection leaves older ones to the backend's
         # idle timeout, and the recent one is the least likely to have been closed.
         self._idle: list[UpstreamConnection] = []
@@ -36,6 +46,16 @@ class ConnectionPool:
     ) -> UpstreamResponse:
         """POST `body` to the backend's `path`; return once the response head is in."""
         request = self._encode(path, body, headers)
+        await self._take_slot()
+        try:
+            return await self._post(request, connect_timeout, read_timeout)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    async def _post(
+        self, request: bytes, connect_timeout: float | None, read_timeout: float | None
+    ) -> UpstreamResponse:
         connection = self._take_idle()
         if connection is not None:
             try:
@@ -45,8 +65,24 @@ class ConnectionPool:
                     raise
                 # The backend closed this idle connection as it was reused (vLLM's uvicorn drops
                 # keep-alive connections after 5 s idle): that says nothing about the backend.
+                # The only re-send after a write: same backend, a reused connection, not a
+                # byte of answer; idle expiry below the backend's keep-alive makes it rare.
         connection = await self._connect(connect_timeout)
         return await self._send(connection, request, read_timeout)
+
+    async def _take_slot(self) -> None:
+        slots = self._slots
+        if not slots.locked():
+            await slots.acquire()  # returns at once: no timer on the common path
+            return
+        wait = self.bounds.pool_wait_timeout_s
+        try:
+            async with asyncio.timeout(wait):
+                await slots.acquire()
+        except TimeoutError:
+            raise UpstreamPoolTimeout(
+                f"all {self.bounds.max_connections} connections were busy for {wait:g} s"
+            ) from None
 
     def close(self) -> None:
         """Close the idle connections; ones in use close when their response is done."""
@@ -96,7 +132,7 @@ class ConnectionPool:
             async with asyncio.timeout(timeout):
                 try:
                     _, connection = await loop.create_connection(
-                        lambda: UpstreamConnection(loop, self._forget),
+                        lambda: UpstreamConnection(loop, self._forget, self.bounds),
                         origin.host,
                         origin.port,
                         ssl=origin.ssl,
@@ -111,6 +147,7 @@ class ConnectionPool:
         return connection
 
     def _finish(self, connection: UpstreamConnection) -> None:
+        self._slots.release()
         if self._closed or not connection.reusable:
             connection.abort()
             return

@@ -16,15 +16,19 @@ from plumbline.child_process import free_port
 
 
 class FakeEngine:
-    """A real HTTP server whose /health answers as told."""
+    """A real HTTP server whose /health and /v1/models answer as told."""
 
     def __init__(self) -> None:
         self.status = 200
         self.delay = 0.0
+        self.models_page = b'{"object": "list", "data": []}'
 
     async def health(self, _: web.Request) -> web.Response:
         await asyncio.sleep(self.delay)
         return web.Response(status=self.status)
+
+    async def models(self, _: web.Request) -> web.Response:
+        return web.Response(body=self.models_page, content_type="application/json")
 
 
 @pytest.fixture
@@ -32,6 +36,7 @@ async def engine() -> AsyncIterator[tuple[FakeEngine, str]]:
     fake = FakeEngine()
     app = web.Application()
     app.router.add_get("/health", fake.health)
+    app.router.add_get("/v1/models", fake.models)
     runner = web.AppRunner(app)
     await runner.setup()
     port = free_port()
@@ -85,3 +90,22 @@ async def test_nothing_listening_is_out_at_once() -> None:
         backend = pool.backends("m")[0]
         await monitor.check(backend)
         assert not backend.healthy
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "page",
+    [b"[]", b'{"data": {"id": "m"}}', b'{"data": [{"id": 7}]}', b'{"data": ["m"]}'],
+    ids=["a-list", "data-not-a-list", "id-not-a-string", "entry-not-an-object"],
+)
+async def test_a_models_page_of_the_wrong_shape_is_ignored(
+    engine: tuple[FakeEngine, str], page: bytes
+) -> None:
+    fake, url = engine
+    fake.models_page = page
+    async with aiohttp.ClientSession() as http:
+        monitor, pool = _monitor(url, http)
+        backend = pool.backends("m")[0]
+        await monitor.check(backend)
+    assert backend.healthy
+    assert backend.served_models == {}
