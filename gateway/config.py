@@ -158,6 +158,9 @@ class RecordingConfig(_Strict):
     batch_size: int = 1000
     flush_interval_ms: float = 50.0
     spool_dir: Path = Path("var/spool")
+    # Bytes of spooled batches kept while the database is away; beyond this calls are dropped
+    # (counted and logged) rather than filling the disk the gateway's host needs.
+    spool_max_bytes: int = Field(default=20 * 2**30, ge=2**20)
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
     # Retention class of calls no team can be charged with (bad or missing keys).
     unattributed_retention_days: int = 30
