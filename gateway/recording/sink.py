@@ -36,7 +36,7 @@ from gateway.recording.partitions import Slot
 from gateway.recording.refusals import refused_for_content
 from gateway.recording.row_split import call_id, row_count, rows_by_call, single_rows
 from gateway.recording.rows import RowBatch, RowObserver, build_rows
-from gateway.recording.spool import Spool
+from gateway.recording.spool import Spool, SpoolFullError
 from gateway.recording.stored_text import RedactionPolicy
 
 log = logging.getLogger(__name__)
@@ -193,6 +193,9 @@ class LogSink:
             with self._hand_lock:
                 try:
                     path: Path | None = self.spool.write(batch)
+                except SpoolFullError as full:
+                    log.warning("%s; the batch goes to the database unjournaled", full)
+                    path = None
                 except (OSError, TypeError):
                     log.exception("journal write failed; the batch goes to the database as is")
                     path = None
@@ -355,6 +358,9 @@ class LogSink:
             self.spool.write(batch)
             self._count("spooled", len(batch))
             self._spool_has_batches = True
+        except SpoolFullError as full:
+            self._count("dropped", len(batch))
+            log.error("%s; %d call records dropped", full, len(batch))
         except (OSError, TypeError):
             self._count("dropped", len(batch))
             log.exception("spool write failed; %d call records lost", len(batch))

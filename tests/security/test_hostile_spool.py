@@ -206,3 +206,48 @@ def test_hostile_fields_spool_and_replay(cluster: PostgresCluster, tmp_path: Pat
             if field.startswith("$"):
                 assert stored[field] == value, (name, stored)
     assert len(_stored(url, CallLogprobs, CallLogprobs.call_id, [good.id])) == 1
+
+
+def _spool_bytes(directory: Path) -> int:
+    return sum(p.stat().st_size for p in directory.glob("spool-*.jsonl"))
+
+
+def test_the_spool_stops_at_its_cap_and_counts_what_it_drops(
+    cluster: PostgresCluster, tmp_path: Path
+) -> None:
+    url = cluster.create_database("plumbline_spool_cap")
+    key = issue_key(url, "team-cap", store_bodies=True)
+    cap = 2**20
+    big = orjson.dumps(
+        {"model": "tiny", "messages": [{"role": "user", "content": "x" * 60_000}], "max_tokens": 4}
+    )
+    with SimulatorProcess({"timing": ZERO_TIME}) as simulator:
+        config = reliability_config(
+            simulator.base_url, recording={"flush_interval_ms": 20, "spool_max_bytes": cap}
+        )
+        with running_gateway(config, url) as gateway:
+            headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+            with httpx.Client(base_url=gateway.url, headers=headers, timeout=30) as client:
+                assert client.post("/v1/chat/completions", content=_body({})).status_code == 200
+                cluster.stop("immediate")
+                for _ in range(40):
+                    # Refused or answered, each call is recorded with its 60 kB body.
+                    assert client.post("/v1/chat/completions", content=big).status_code < 500
+
+            def settled() -> bool:
+                state = sink_state(gateway.url)
+                return state["written"] + state["spooled"] + state["dropped"] >= 41
+
+            _until(settled, "every call is spooled or counted as dropped")
+            during = sink_state(gateway.url)
+            held = _spool_bytes(gateway.spool_dir)
+            log = gateway.log_path.read_text(errors="replace")
+            cluster.start()
+            _until(
+                lambda: sink_state(gateway.url)["pending_files"] == 0, "the spooled calls replay"
+            )
+    assert 0 < held <= cap
+    assert during["dropped"] > 0 and during["spooled"] > 0
+    # Nothing vanished: the warm-up call and the 40 are each written, spooled or dropped.
+    assert during["written"] + during["spooled"] + during["dropped"] == during["submitted"] == 41
+    assert "spool holds its maximum" in log
