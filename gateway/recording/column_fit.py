@@ -47,8 +47,12 @@ def _integer(bound: int, nullable: bool) -> Fit:
 
 def _float(nullable: bool) -> Fit:
     def fit(value: Any) -> Any:
-        if type(value) in (int, float) and math.isfinite(value):
-            return float(value)
+        if type(value) in (int, float) and abs(value) < math.inf:
+            # float() of an int past the double range raises; abs() of it does not.
+            try:
+                return float(value)
+            except OverflowError:
+                pass
         return None if nullable else 0.0
 
     return fit
