@@ -116,9 +116,11 @@ class Spool:
         return f"{prefix}-{stamp}-{os.getpid()}-{next(self._sequence):09d}"
 
     def _durable_write(self, directory: Path, name: str, line: bytes) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
+        # Prompts and bodies are in these files: only the gateway's user may read them.
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = directory / f"{name}.tmp"
-        with temporary.open("wb") as handle:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())

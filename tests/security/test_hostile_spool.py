@@ -241,12 +241,15 @@ def test_the_spool_stops_at_its_cap_and_counts_what_it_drops(
             _until(settled, "every call is spooled or counted as dropped")
             during = sink_state(gateway.url)
             held = _spool_bytes(gateway.spool_dir)
+            # Prompts and bodies are in the files: no other local user may read them.
+            modes = {p.stat().st_mode & 0o777 for p in gateway.spool_dir.glob("spool-*.jsonl")}
             log = gateway.log_path.read_text(errors="replace")
             cluster.start()
             _until(
                 lambda: sink_state(gateway.url)["pending_files"] == 0, "the spooled calls replay"
             )
     assert 0 < held <= cap
+    assert modes == {0o600}
     assert during["dropped"] > 0 and during["spooled"] > 0
     # Nothing vanished: the warm-up call and the 40 are each written, spooled or dropped.
     assert during["written"] + during["spooled"] + during["dropped"] == during["submitted"] == 41
