@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from evals.answers.specs import AnswerSpec
 from gateway.retention.classes import check_retention_days
+from gateway.url_credentials import refuse_userinfo
 
 
 class LogprobMode(StrEnum):
@@ -66,7 +67,7 @@ class BackendConfig(_Strict):
     @field_validator("url")
     @classmethod
     def _strip_slash(cls, value: str) -> str:
-        return value.rstrip("/")
+        return refuse_userinfo(value, "a backend URL").rstrip("/")
 
 
 class ModelConfig(_Strict):
@@ -88,6 +89,11 @@ class ModelConfig(_Strict):
     # The backends run vLLM with --scheduling-policy priority: resample calls may then carry
     # a low `priority` (vLLM refuses the field otherwise).
     priority_scheduling: bool = False
+
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        return value if value is None else refuse_userinfo(value, "a model's api_base")
 
     @model_validator(mode="after")
     def _check_route(self) -> ModelConfig:
@@ -180,6 +186,9 @@ class RecordingConfig(_Strict):
     batch_size: int = 1000
     flush_interval_ms: float = 50.0
     spool_dir: Path = Path("var/spool")
+    # Bytes of spooled batches kept while the database is away; beyond this calls are dropped
+    # (counted and logged) rather than filling the disk the gateway's host needs.
+    spool_max_bytes: int = Field(default=20 * 2**30, ge=2**20)
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
     # Retention class of calls no team can be charged with (bad or missing keys).
     unattributed_retention_days: int = 30
@@ -223,6 +232,8 @@ class LiveSamplingConfig(_Strict):
 class GatewayConfig(_Strict):
     """Everything the gateway needs besides process settings."""
 
+    # A refused value may be a URL with a password in it: errors name the field, not the value.
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
     models: list[ModelConfig]
     features: list[str] = Field(default_factory=list)
     limits: Limits = Field(default_factory=Limits)

@@ -46,7 +46,11 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
         records.add_metric([outcome], getattr(sink.stats, outcome))
     pending = GaugeMetricFamily("plumbline_spool_pending_files", "Spooled batches not replayed")
     pending.add_metric([], sink.spooled_files())
-    yield from (queue, up, records, pending)
+    quarantined = CounterMetricFamily(
+        "plumbline_sink_quarantined_rows", "Rows the database refused for their content"
+    )
+    quarantined.add_metric([], sink.stats.quarantined)
+    yield from (queue, up, records, pending, quarantined)
     labels = ["model", "backend"]
     healthy = GaugeMetricFamily(
         "plumbline_backend_up", "1 if the backend is in rotation", labels=labels

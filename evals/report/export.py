@@ -8,6 +8,7 @@ from typing import Literal
 
 import pandas as pd
 
+from evals.report.csv_cells import escaped_frame, unescaped_frame
 from evals.scoring import RunScore
 from evals.scoring.schema import PARAPHRASE_DTYPES, QUESTION_DTYPES, conform
 
@@ -34,7 +35,7 @@ def export_run(
         for fmt in formats:
             path = directory / f"{name}.{fmt}"
             if fmt == "csv":
-                frame.to_csv(path, index=False)
+                escaped_frame(frame).to_csv(path, index=False)
             else:
                 frame.to_parquet(path, index=False)
             written.append(path)
@@ -53,4 +54,5 @@ def read_table(path: Path) -> pd.DataFrame:
             keep_default_na=False,
             na_values=[""],
         )
+        frame = unescaped_frame(frame)
     return conform(frame, dtypes) if dtypes else frame

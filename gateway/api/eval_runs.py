@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import GatewayClient
 from evals.report import render_html
+from evals.report.csv_cells import spreadsheet_csv
 from evals.service import (
     ConcurrencyLimits,
     RunnerOptions,
@@ -127,7 +128,7 @@ def run_report(
     with gateway_errors():
         score = load_run_score(session, run_id, team_id=team_scope(caller))
     if format == "csv":
-        body = score.questions.to_csv(index=False)
+        body = spreadsheet_csv(score.questions)
         disposition = f'attachment; filename="run-{run_id}-questions.csv"'
         return Response(body, media_type="text/csv", headers={"Content-Disposition": disposition})
     return Response(render_html(score), media_type="text/html")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, insert
+from sqlalchemy import Connection, Table, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from gateway.recording.partitions import Slot, ensure_partitions
@@ -53,10 +53,17 @@ def write_batch(connection: Connection, batch: RowBatch) -> None:
 
 def days_of(batch: RowBatch) -> set[Slot]:
     """The (UTC day, retention class) slots a batch's rows fall in."""
+    # Logprob and body rows count too: a batch retried row by row may hold no call row.
     return {
         (row["created_at"].astimezone(UTC).date(), int(row.get("retention_days") or 0))
-        for row in batch.calls
+        for rows in (batch.calls, batch.logprobs, batch.bodies)
+        for row in rows
     }
+
+
+def database_answers(connection: Connection) -> None:
+    """Run a trivial statement; raises if the database does not answer."""
+    connection.execute(select(1))
 
 
 def mark_late_calls(connection: Connection, batch: RowBatch, now: datetime) -> None:

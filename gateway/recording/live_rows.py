@@ -36,6 +36,9 @@ def live_sample_row(record: CallRecord) -> dict[str, Any] | None:
         request.pop(name, None)
     if "n" in request:
         request["n"] = 1
+    if not _storable(request):
+        log.debug("call %s: not resampled (request too deep to store)", record.id)
+        return None
     return {
         "call_id": record.id,
         "created_at": record.created_at,
@@ -52,6 +55,15 @@ def live_sample_row(record: CallRecord) -> dict[str, Any] | None:
         "status": "pending",
         "attempts": 0,
     }
+
+
+def _storable(request: dict[str, Any]) -> bool:
+    # orjson writes 254 levels at most, fewer than it reads: the spool must take the request.
+    try:
+        orjson.dumps(request)
+    except TypeError:
+        return False
+    return True
 
 
 def _answer_text(body: bytes, stream: bool) -> str | None:

@@ -30,7 +30,15 @@ from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Repor
 from gateway.recording.sink import SinkStats
 
 log = logging.getLogger(__name__)
-COUNTERS = ("journaled", "written", "spooled", "replayed", "dropped", "failed_batches")
+COUNTERS = (
+    "journaled",
+    "written",
+    "spooled",
+    "replayed",
+    "dropped",
+    "failed_batches",
+    "quarantined",
+)
 # How long `stop` waits for the recorder to write what it holds before leaving it to finish.
 STOP_WAIT_S = 60.0
 DROP_LOG_INTERVAL_S = 10.0

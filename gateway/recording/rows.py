@@ -38,14 +38,20 @@ class RowBatch:
         self.live_samples.extend(other.live_samples)
 
 
+def _token_count(value: Any) -> int | None:
+    # The backend wrote these: a count that is no count must not fail the cost arithmetic.
+    return value if type(value) is int and 0 <= value < 2**31 else None
+
+
 def _usage_counts(record: CallRecord) -> tuple[int | None, int | None, int | None, str | None]:
     usage = record.usage
-    if usage:
-        details = usage.get("prompt_tokens_details") or {}
+    if isinstance(usage, dict) and usage:
+        details = usage.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
         return (
-            usage.get("prompt_tokens"),
-            usage.get("completion_tokens"),
-            details.get("cached_tokens"),
+            _token_count(usage.get("prompt_tokens")),
+            _token_count(usage.get("completion_tokens")),
+            _token_count(cached),
             "backend",
         )
     if record.completion_tokens_seen:

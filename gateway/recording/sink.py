@@ -25,14 +25,18 @@ from sqlalchemy.exc import SQLAlchemyError
 from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.calls_repository import (
+    database_answers,
     days_of,
     ensure_day_partitions,
     mark_late_calls,
     write_batch,
 )
+from gateway.recording.column_fit import ColumnFitter
 from gateway.recording.partitions import Slot
+from gateway.recording.refusals import refused_for_content
+from gateway.recording.row_split import call_id, row_count, rows_by_call, single_rows
 from gateway.recording.rows import RowBatch, RowObserver, build_rows
-from gateway.recording.spool import Spool
+from gateway.recording.spool import Spool, SpoolFullError
 from gateway.recording.stored_text import RedactionPolicy
 
 log = logging.getLogger(__name__)
@@ -53,6 +57,8 @@ class SinkStats:
     replayed: int = 0
     dropped: int = 0
     failed_batches: int = 0
+    # Rows the database refused for their content, kept in the spool's quarantine directory.
+    quarantined: int = 0
     database_up: bool = True
     last_batch_seconds: float = 0.0
 
@@ -66,7 +72,8 @@ class LogSink:
         self.engine = engine
         self.observer = observer
         self.config = config
-        self.spool = Spool(config.spool_dir)
+        self.spool = Spool(config.spool_dir, config.spool_max_bytes)
+        self.fitter = ColumnFitter()
         self.stats = SinkStats()
         self._queue: deque[CallRecord] = deque()
         # Journaled batches for the writer: the file, and the rows unless memory is short.
@@ -186,7 +193,10 @@ class LogSink:
             with self._hand_lock:
                 try:
                     path: Path | None = self.spool.write(batch)
-                except OSError:
+                except SpoolFullError as full:
+                    log.warning("%s; the batch goes to the database unjournaled", full)
+                    path = None
+                except (OSError, TypeError):
                     log.exception("journal write failed; the batch goes to the database as is")
                     path = None
                 if path is not None:
@@ -221,7 +231,7 @@ class LogSink:
             if trying and self._write(batch):
                 self._count("written", len(batch))
                 if path is not None:
-                    path.unlink(missing_ok=True)
+                    self.spool.remove(path)
             elif path is None:
                 self._spool(batch)
             else:
@@ -248,45 +258,116 @@ class LogSink:
             # Hand the GIL to the event loop between records: otherwise a big batch keeps it
             # waiting a switch interval (5 ms) at every turn, and calls stall behind the sink.
             time.sleep(0)
-        return batch
+        return self.fitter.fit(batch)
+
+    def _insert(self, batch: RowBatch) -> None:
+        with self.engine.begin() as connection:
+            slots = days_of(batch) - self._slots_ready
+            if slots:
+                ensure_day_partitions(connection, slots)
+            write_batch(connection, batch)
+            mark_late_calls(connection, batch, datetime.now(UTC))
+        self._slots_ready |= days_of(batch)
+
+    def _answers(self) -> bool:
+        try:
+            with self.engine.connect() as connection:
+                database_answers(connection)
+        except (SQLAlchemyError, OSError):
+            return False
+        return True
+
+    def _outage(self, error: Exception) -> bool:
+        self.stats.failed_batches += 1
+        if self.stats.database_up:
+            log.warning("database unreachable, spooling call records: %s", error)
+        self.stats.database_up = False
+        self._next_retry = time.monotonic() + RETRY_INTERVAL_S
+        return False
 
     def _write(self, batch: RowBatch) -> bool:
+        """Write a batch; False (it stays spooled) only when the database is away."""
         started = time.perf_counter()
         try:
-            with self.engine.begin() as connection:
-                slots = days_of(batch) - self._slots_ready
-                if slots:
-                    ensure_day_partitions(connection, slots)
-                write_batch(connection, batch)
-                mark_late_calls(connection, batch, datetime.now(UTC))
-            self._slots_ready |= days_of(batch)
+            self._insert(batch)
         except (SQLAlchemyError, OSError) as error:
             # The retention job may have dropped a partition this process made earlier.
             self._slots_ready.clear()
+            # A missing schema or a lost connection is an outage; only values are quarantined.
+            if not refused_for_content(error) or not self._answers():
+                return self._outage(error)
             self.stats.failed_batches += 1
-            if self.stats.database_up:
-                log.warning("database unreachable, spooling call records: %s", error)
-            self.stats.database_up = False
-            self._next_retry = time.monotonic() + RETRY_INTERVAL_S
-            return False
+            log.error(
+                "the database refused a batch of %d calls (%s); writing it call by call",
+                len(batch),
+                type(error).__name__,
+            )
+            if not self._write_call_by_call(batch):
+                return False
         if not self.stats.database_up:
             log.info("database is back; replaying the spool")
         self.stats.database_up = True
         self.stats.last_batch_seconds = time.perf_counter() - started
         return True
 
+    def _write_call_by_call(self, batch: RowBatch) -> bool:
+        """Each call's rows in their own transaction, then row by row; refused rows quarantined.
+
+        False when the database went away meanwhile: the file stays, the calls written so far
+        are skipped when it is replayed, and the rows refused so far are refused again then.
+        """
+        refused = RowBatch()
+        for rows in rows_by_call(batch):
+            try:
+                self._insert(rows)
+                continue
+            except (SQLAlchemyError, OSError) as error:
+                self._slots_ready.clear()
+                if not refused_for_content(error) or not self._answers():
+                    return self._outage(error)
+            for row in single_rows(rows):
+                try:
+                    self._insert(row)
+                except (SQLAlchemyError, OSError) as error:
+                    self._slots_ready.clear()
+                    if not refused_for_content(error) or not self._answers():
+                        return self._outage(error)
+                    log.error(
+                        "a row of call %s was refused (%s)", call_id(row), type(error).__name__
+                    )
+                    refused.extend(row)
+        self._park(refused)
+        return True
+
+    def _park(self, refused: RowBatch) -> None:
+        """Quarantine refused rows: counted, logged, out of the replay."""
+        count = row_count(refused)
+        if not count:
+            return
+        try:
+            path = self.spool.quarantine(refused)
+        except (OSError, TypeError):
+            log.exception("quarantine write failed; %d refused rows lost", count)
+            self._count("dropped", len(refused))
+            return
+        self._count("quarantined", count)
+        log.error("%d rows the database refused are quarantined in %s", count, path)
+
     def _spool(self, batch: RowBatch) -> None:
         try:
             self.spool.write(batch)
             self._count("spooled", len(batch))
             self._spool_has_batches = True
-        except OSError:
+        except SpoolFullError as full:
+            self._count("dropped", len(batch))
+            log.error("%s; %d call records dropped", full, len(batch))
+        except (OSError, TypeError):
             self._count("dropped", len(batch))
             log.exception("spool write failed; %d call records lost", len(batch))
 
     def _read(self, path: Path) -> RowBatch | None:
         try:
-            return self.spool.read(path)
+            return self.fitter.fit(self.spool.read(path))
         except (OSError, ValueError, KeyError, TypeError):
             log.exception("spool file %s is unreadable; set aside", path)
             self.spool.set_aside(path)
@@ -308,5 +389,5 @@ class LogSink:
             if not self._write(batch):
                 self._spool_has_batches = True
                 return
-            path.unlink(missing_ok=True)
+            self.spool.remove(path)
             self._count("replayed", len(batch))

@@ -30,13 +30,18 @@ def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
 def create_db_engine(url: str, *, pool_size: int = 5, echo: bool = False) -> Engine:
     """Build an engine with sensible per-dialect settings."""
     url = normalize_url(url)
+    # Statement parameters are call bodies, prompts and key hashes: errors and echo must not
+    # carry them into logs.
     if url.startswith("sqlite"):
-        engine = create_engine(url, echo=echo, connect_args={"check_same_thread": False})
+        engine = create_engine(
+            url, echo=echo, hide_parameters=True, connect_args={"check_same_thread": False}
+        )
         event.listen(engine, "connect", _configure_sqlite)
         return engine
     return create_engine(
         url,
         echo=echo,
+        hide_parameters=True,
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,

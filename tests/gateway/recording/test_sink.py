@@ -32,7 +32,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 
 def _sink(url: str, spool: Path, **config: object) -> LogSink:
-    settings = RecordingConfig(flush_interval_ms=10, spool_dir=spool, **config)  # type: ignore[arg-type]
+    settings = RecordingConfig(flush_interval_ms=10, spool_dir=spool, **config)
     sink = LogSink(create_db_engine(url), settings)
     sink.start()
     return sink
