@@ -120,7 +120,7 @@ class ProxyCall:
             self.record.store_body = True
             self.record.request_body = body
         payload = self._parse(body)
-        describe_request(self.record, payload)
+        fields = describe_request(self.record, payload, self.fmt)
         model = self._model(payload)
         sampler = self.state.sampler
         order = sampler.active and sampler.pick(
@@ -132,7 +132,7 @@ class ProxyCall:
         if order:
             self.record.live_sample = order
             self.record.request_body = body
-        plan = plan_request(payload, self.fmt, model.logprobs)
+        plan = plan_request(payload, self.fmt, model.logprobs, fields)
         self.record.logprob_format = self.fmt if plan.capture_logprobs else None
         self.record.logprob_k = plan.captured_k
         self.record.logprob_mode = model.logprobs.backend_mode if plan.capture_logprobs else None
