@@ -100,7 +100,7 @@ def _prepare(
             prompt.logprobs_body = prompt_logprobs_body(
                 state.tokenizer, model, prompt.token_ids, prompt_top
             )
-    job = build_job(state, prompts, settings, body.n or 1, options)
+    job = build_job(state, prompts, settings, body.n or 1, options, body.cache_salt)
     return GenerationResponse(
         job, CompletionFormatter(job, state.tokenizer), state.engine, state.stats, plan
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class OpenAIModel(BaseModel):
@@ -77,6 +77,7 @@ class ChatCompletionRequest(OpenAIModel):
     request_id: str | None = None
     return_tokens_as_token_ids: bool | None = None
     return_token_ids: bool | None = None
+    cache_salt: str | None = Field(default=None, min_length=1, max_length=1024)
 
 
 class CompletionRequest(OpenAIModel):
@@ -111,6 +112,7 @@ class CompletionRequest(OpenAIModel):
     request_id: str | None = None
     return_tokens_as_token_ids: bool | None = None
     return_token_ids: bool | None = None
+    cache_salt: str | None = Field(default=None, min_length=1, max_length=1024)
 
 
 SamplingFields = ChatCompletionRequest | CompletionRequest
