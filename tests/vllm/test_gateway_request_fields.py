@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.calls import CallReader
 from tests.support.gateway_process import GatewayProcess, issue_key
 from tests.vllm.conftest import parse_sse
 
@@ -56,7 +57,7 @@ def test_stream_spellings_get_the_shape_vllm_gives(
 
 
 def test_counts_as_strings_are_read_as_vllm_reads_them(
-    http: httpx.Client, gateway_http: httpx.Client
+    http: httpx.Client, gateway_http: httpx.Client, calls: CallReader
 ) -> None:
     body = {**BASE, "messages": MESSAGES, "n": "2", "max_tokens": "3", "seed": 1}
     body |= {"logprobs": "yes", "top_logprobs": 2.0, "temperature": 1.0}
@@ -66,6 +67,8 @@ def test_counts_as_strings_are_read_as_vllm_reads_them(
         choices = response.json()["choices"]
         assert len(choices) == 2
         assert all(len(t["top_logprobs"]) == 2 for c in choices for t in c["logprobs"]["content"])
+    call = calls.wait(via.headers["x-plumbline-call-id"])
+    assert (call.n, call.max_tokens) == (2, 3), "recorded as vLLM read them"
 
 
 @pytest.mark.parametrize(
@@ -73,12 +76,14 @@ def test_counts_as_strings_are_read_as_vllm_reads_them(
     [("stream", "maybe"), ("n", "two"), ("max_tokens", 2.5), ("top_logprobs", "2")],
 )
 def test_values_vllm_refuses_are_refused_alike(
-    http: httpx.Client, gateway_http: httpx.Client, field: str, value: object
+    http: httpx.Client, gateway_http: httpx.Client, calls: CallReader, field: str, value: object
 ) -> None:
     body = {**BASE, "messages": MESSAGES, "logprobs": True, field: value}
     direct, via = http.post(CHAT, json=body), gateway_http.post(CHAT, json=body)
     assert direct.status_code == via.status_code == 400, (direct.text, via.text)
     assert direct.json()["error"]["param"] == via.json()["error"]["param"]
+    call = calls.wait(via.headers["x-plumbline-call-id"])
+    assert call.status_code == 400 and call.backend is None, "refused before vLLM was asked"
 
 
 def _long_chat() -> dict[str, Any]:
