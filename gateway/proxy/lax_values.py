@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from gateway.errors import GatewayError
 
@@ -42,6 +42,7 @@ COMPLETION_FIELDS = (
 CHAT_RAW_NUMBERS = ("prompt_logprobs", "top_logprobs")
 COMPLETION_RAW_NUMBERS = ("prompt_logprobs", "logprobs")
 _INT64 = 2**63
+Priority = Annotated[int, Field(ge=-_INT64, le=_INT64 - 1)]
 COMPLETION_DEFAULT_MAX_TOKENS = 16
 
 
@@ -74,7 +75,7 @@ class ChatFields(_Lax):
     max_completion_tokens: int | None = None
     echo: bool = False
     prompt_logprobs: int | None = None
-    priority: int = 0
+    priority: Priority = 0
 
 
 class CompletionFields(_Lax):
@@ -87,7 +88,7 @@ class CompletionFields(_Lax):
     max_tokens: int | None = COMPLETION_DEFAULT_MAX_TOKENS
     echo: bool | None = False
     prompt_logprobs: int | None = None
-    priority: int = 0
+    priority: Priority = 0
 
 
 class RequestFields:
@@ -155,6 +156,4 @@ def read_request_fields(payload: dict[str, Any], fmt: str) -> RequestFields:
         fields = model.model_validate(subset)
     except ValidationError as error:
         raise _refusal(error) from None
-    if not -_INT64 <= fields.priority < _INT64:
-        raise GatewayError(400, "`priority` must fit in a signed 64-bit integer.", "priority")
     return RequestFields(fields)
