@@ -90,7 +90,7 @@ def _prepare(
     settings = sampling_settings(body, max_tokens, logprobs)
     rid = response_id("cmpl", request.headers, body)
     options = response_options(state, body, rid, logprobs, received)
-    options.echo = body.echo
+    options.echo = bool(body.echo)
     options.prompt_logprobs = prompt_top
     model = state.pseudo_model
     for prompt in prompts:
