@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from gateway.errors import GatewayError
+from gateway.metering.logprob_codec import CHAT
 
 # The subset of vLLM's fields the gateway reads; everything else passes untouched.
 CHAT_FIELDS = (
@@ -141,11 +142,11 @@ def _refusal(error: ValidationError) -> GatewayError:
 
 def read_request_fields(payload: dict[str, Any], fmt: str) -> RequestFields:
     """Read the acted-on fields as vLLM will; a value vLLM refuses is a 400 here."""
-    chat = fmt == "chat"
+    chat = fmt == CHAT
     for name in CHAT_RAW_NUMBERS if chat else COMPLETION_RAW_NUMBERS:
         value = payload.get(name)
         if value is not None and not isinstance(value, int | float):
-            raise GatewayError(400, f"`{name}` must be an integer.", name)
+            raise GatewayError(400, f"`{name}` must be an integer. Send a JSON number.", name)
     names = CHAT_FIELDS if chat else COMPLETION_FIELDS
     subset = {name: payload[name] for name in names if name in payload}
     if not chat and subset.get("max_tokens", 0) is None:

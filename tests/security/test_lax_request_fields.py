@@ -7,6 +7,7 @@ answered 502; it also stripped usage a client asked for with `"include_usage": "
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,8 +16,11 @@ import pytest
 
 from gateway.api import call_queries
 from plumbline.models import Call
+from simulator.process import SimulatorProcess
 from tests.security.stack import SecurityStack
 from tests.support.calls import CallReader
+from tests.support.databases import sqlite_database
+from tests.support.gateway_process import GatewayProcess, issue_key
 
 pytestmark = pytest.mark.xdist_group("security-lax-fields")
 CHAT = "/v1/chat/completions"
@@ -43,7 +47,7 @@ def _captured_k(reader: CallReader, call: Call) -> int | None:
 
 
 @pytest.fixture(scope="module")
-def reader(stack: SecurityStack) -> Any:
+def reader(stack: SecurityStack) -> Iterator[CallReader]:
     found = CallReader(stack.database_url)
     yield found
     found.close()
@@ -148,3 +152,32 @@ def test_values_vllm_refuses_are_a_400_that_names_the_field(
     call = reader.wait(response.headers["x-plumbline-call-id"])
     assert call.status_code == 400 and call.model == "tiny"
     assert call.backend is None, "refused before any backend saw it"
+
+
+@pytest.fixture(scope="module")
+def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """A gateway whose model is served through litellm (on a simulator)."""
+    with (
+        SimulatorProcess() as sim,
+        sqlite_database(tmp_path_factory.mktemp("lax-litellm")) as database,
+    ):
+        model = {"name": "hosted", "provider": "litellm", "litellm_model": "openai/tiny"}
+        config = {"models": [{**model, "api_base": f"{sim.base_url}/v1"}]}
+        env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        with GatewayProcess(config, database, env=env) as gateway:
+            headers = {"Authorization": f"Bearer {issue_key(database, 'team-hosted')}"}
+            with httpx.Client(base_url=gateway.url, headers=headers, timeout=30) as client:
+                yield client
+
+
+@pytest.mark.parametrize(("spelling", "streamed"), [("yes", True), (1, True), ("no", False)])
+def test_a_litellm_model_gets_the_stream_decision_the_gateway_made(
+    hosted: httpx.Client, spelling: object, streamed: bool
+) -> None:
+    body = {"model": "hosted", "messages": MESSAGES, "max_tokens": 4, "stream": spelling}
+    response = hosted.post(CHAT, json=body)
+    assert response.status_code == 200, response.text
+    if streamed:
+        assert _events(response)
+    else:
+        assert response.json()["object"] == "chat.completion"
