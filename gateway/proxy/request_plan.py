@@ -30,17 +30,22 @@ class MeasurementPlan:
 
 def _pin_echoed_prompt_logprobs(
     payload: dict[str, Any], fields: RequestFields, client_k: int
-) -> None:
+) -> bool:
     """Keep an echoed chat prompt's logprobs as the client's request would have had them.
 
     vLLM computes `prompt_logprobs` for an echoed chat prompt with `top_logprobs` alternatives
     unless `prompt_logprobs` is set, so raising `top_logprobs` would widen them in the body.
+    Returns False when the request must be left alone instead.
     """
-    if not fields.echo or fields.prompt_logprobs is not None:
-        return
-    if not fields.stream:
+    if not fields.echo or fields.prompt_logprobs is not None or fields.stream:
         # A stream carries no prompt logprobs, and refuses an explicit positive value.
-        payload["prompt_logprobs"] = client_k
+        return True
+    if client_k > 0 and payload.get("stream"):
+        # `"stream": "no"` is no stream, yet truthy to vLLM's raw check, which would then
+        # refuse a positive prompt_logprobs.
+        return False
+    payload["prompt_logprobs"] = client_k
+    return True
 
 
 def _plan_chat_logprobs(
@@ -49,7 +54,7 @@ def _plan_chat_logprobs(
     if not fields.logprobs:
         if payload.get("top_logprobs") is not None:
             return False, None, 0, False  # invalid on its own: let the backend say so
-        _pin_echoed_prompt_logprobs(payload, fields, 0)
+        _pin_echoed_prompt_logprobs(payload, fields, 0)  # 0 is never refused
         payload["logprobs"] = True
         payload["top_logprobs"] = k
         return True, None, k, True
@@ -58,7 +63,8 @@ def _plan_chat_logprobs(
         return False, None, 0, False  # -1 asks for the whole vocabulary: vLLM decides
     if client_k >= k:
         return False, None, client_k, True
-    _pin_echoed_prompt_logprobs(payload, fields, client_k)
+    if not _pin_echoed_prompt_logprobs(payload, fields, client_k):
+        return False, None, client_k, True
     payload["top_logprobs"] = k
     # Chat lists put the sampled token first, so the first client_k entries are what the
     # client would have got: trimming commutes with vLLM's ordering (up to exact ties).
@@ -70,7 +76,8 @@ def _plan_completion_logprobs(
 ) -> tuple[bool, int, bool]:
     wants = fields.logprobs
     if wants is None:
-        if fields.echo:
+        if fields.echo or payload.get("echo"):
+            # (A raw `"echo": "no"` still counts for vLLM's beam-search check.)
             # vLLM would then add prompt logprobs too (costly, and a visible `prompt_logprobs`
             # list), and no request field can ask for none of them: capture nothing instead.
             return False, 0, False

@@ -124,6 +124,18 @@ def test_logprobs_spelled_as_strings_are_captured_and_trimmed(
     assert _captured_k(reader, call) == 5
 
 
+def test_a_false_stream_spelled_as_a_string_keeps_an_echo_valid(
+    stack: SecurityStack, reader: CallReader
+) -> None:
+    # vLLM's raw check reads "no" as truthy, so prompt_logprobs added for metering would be
+    # refused as "not available when stream=True".
+    body = {"messages": MESSAGES, "max_tokens": 3, "echo": True, "stream": "no"}
+    response = _post(stack, CHAT, {**body, "logprobs": True, "top_logprobs": 2})
+    assert response.status_code == 200, response.text
+    call = reader.wait(response.headers["x-plumbline-call-id"])
+    assert call.stream is False and _captured_k(reader, call) == 2
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [

@@ -124,3 +124,11 @@ def test_echoed_completion_without_logprobs_is_not_captured() -> None:
     assert payload == {"prompt": "x", "echo": True} and not plan.capture_logprobs
     asked: dict[str, Any] = {"prompt": "x", "echo": True, "logprobs": 2}
     assert plan_request(asked, COMPLETION, TOP5).captured_k == 2
+
+
+def test_a_false_stream_spelled_as_a_string_does_not_get_prompt_logprobs() -> None:
+    # vLLM's raw check reads "no" as truthy and refuses positive prompt_logprobs with a stream.
+    payload: dict[str, Any] = {"echo": True, "stream": "no", "logprobs": True, "top_logprobs": 2}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert "prompt_logprobs" not in payload and payload["top_logprobs"] == 2
+    assert not plan.changed and plan.captured_k == 2
