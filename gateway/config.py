@@ -89,6 +89,14 @@ class ModelConfig(_Strict):
     # The backends run vLLM with --scheduling-policy priority: resample calls may then carry
     # a low `priority` (vLLM refuses the field otherwise).
     priority_scheduling: bool = False
+    # Hosts whose http(s) media URLs clients may send (exact names, as vLLM compares them);
+    # start the backends with the same --allowed-media-domains. Others must be `data:` URLs.
+    allowed_media_domains: tuple[str, ...] = ()
+
+    @field_validator("allowed_media_domains")
+    @classmethod
+    def _lower_hosts(cls, hosts: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(host.strip().lower() for host in hosts)
 
     @field_validator("api_base")
     @classmethod

@@ -74,7 +74,7 @@ def _prepare(
         prompt.logprobs_body = prompt_logprobs_body(
             state.tokenizer, state.pseudo_model, prompt_ids, prompt_top
         )
-    job = build_job(state, [prompt], settings, body.n or 1, options)
+    job = build_job(state, [prompt], settings, body.n or 1, options, body.cache_salt)
     return GenerationResponse(
         job, ChatFormatter(job, state.tokenizer), state.engine, state.stats, plan
     )

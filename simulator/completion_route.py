@@ -90,7 +90,7 @@ def _prepare(
     settings = sampling_settings(body, max_tokens, logprobs)
     rid = response_id("cmpl", request.headers, body)
     options = response_options(state, body, rid, logprobs, received)
-    options.echo = body.echo
+    options.echo = bool(body.echo)
     options.prompt_logprobs = prompt_top
     model = state.pseudo_model
     for prompt in prompts:
@@ -100,7 +100,7 @@ def _prepare(
             prompt.logprobs_body = prompt_logprobs_body(
                 state.tokenizer, model, prompt.token_ids, prompt_top
             )
-    job = build_job(state, prompts, settings, body.n or 1, options)
+    job = build_job(state, prompts, settings, body.n or 1, options, body.cache_salt)
     return GenerationResponse(
         job, CompletionFormatter(job, state.tokenizer), state.engine, state.stats, plan
     )

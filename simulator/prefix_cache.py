@@ -6,12 +6,19 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 
-def block_hashes(token_ids: Sequence[int], block_size: int) -> list[int]:
-    """Chained hashes of the prompt's full blocks: a block's hash covers everything before it."""
+def block_hashes(
+    token_ids: Sequence[int], block_size: int, cache_salt: str | None = None
+) -> list[int]:
+    """Chained hashes of the prompt's full blocks: a block's hash covers everything before it.
+
+    A `cache_salt` enters the first block's hash, as in vLLM, so it separates every block.
+    """
     hashes: list[int] = []
     previous = 0
     for start in range(0, len(token_ids) - block_size + 1, block_size):
-        previous = hash((previous, tuple(token_ids[start : start + block_size])))
+        block = tuple(token_ids[start : start + block_size])
+        salted = start == 0 and cache_salt is not None
+        previous = hash((previous, block, cache_salt) if salted else (previous, block))
         hashes.append(previous)
     return hashes
 

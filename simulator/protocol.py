@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class OpenAIModel(BaseModel):
@@ -77,6 +77,7 @@ class ChatCompletionRequest(OpenAIModel):
     request_id: str | None = None
     return_tokens_as_token_ids: bool | None = None
     return_token_ids: bool | None = None
+    cache_salt: str | None = Field(default=None, min_length=1, max_length=1024)
 
 
 class CompletionRequest(OpenAIModel):
@@ -84,12 +85,12 @@ class CompletionRequest(OpenAIModel):
 
     model: str | None = None
     prompt: list[int] | list[list[int]] | str | list[str] | None = None
-    echo: bool = False
+    echo: bool | None = False
     frequency_penalty: float | None = 0.0
     logit_bias: dict[str, float] | None = None
     logprobs: int | None = None
     max_tokens: int | None = 16
-    n: int | None = 1
+    n: int = 1
     presence_penalty: float | None = 0.0
     seed: int | None = None
     stop: str | list[str] | None = None
@@ -111,6 +112,13 @@ class CompletionRequest(OpenAIModel):
     request_id: str | None = None
     return_tokens_as_token_ids: bool | None = None
     return_token_ids: bool | None = None
+    cache_salt: str | None = Field(default=None, min_length=1, max_length=1024)
+
+    @field_validator("max_tokens", mode="before")
+    @classmethod
+    def _null_is_default(cls, value: object) -> object:
+        # vLLM's completions read `"max_tokens": null` as the default of 16.
+        return 16 if value is None else value
 
 
 SamplingFields = ChatCompletionRequest | CompletionRequest

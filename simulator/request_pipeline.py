@@ -114,6 +114,7 @@ def build_job(
     settings: SamplingSettings,
     n: int,
     options: ResponseOptions,
+    cache_salt: str | None = None,
 ) -> ResponseJob:
     """Generate every choice's output now; the engine will reveal it at its own pace."""
     handle = RequestHandle(
@@ -127,7 +128,7 @@ def build_job(
     for prompt in prompts:
         scenario = state.scenarios.match(prompt.text, prompt.messages)
         key = model.prompt_key(prompt.token_ids)
-        hashes = block_hashes(prompt.token_ids, block_size)
+        hashes = block_hashes(prompt.token_ids, block_size, cache_salt)
         for _ in range(n):
             index = len(choices)
             output = _choice_output(state, scenario, key, prompt, settings, index)

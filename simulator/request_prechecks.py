@@ -11,6 +11,8 @@ from typing import Any
 
 from simulator.errors import ApiError, with_parameter
 
+MAX_CACHE_SALT = 128
+
 
 def _bad(message: str, parameter: str, *value: Any) -> ApiError:
     return ApiError(with_parameter(message, parameter, *value), param=parameter)
@@ -38,8 +40,22 @@ def _check_stream_options(data: dict[str, Any]) -> None:
         raise _bad("Stream options can only be defined when `stream=True`.", "stream_options")
 
 
+def _check_cache_salt(data: dict[str, Any]) -> None:
+    salt = data.get("cache_salt")
+    if salt is None:
+        return
+    if not isinstance(salt, str) or not salt:
+        raise _bad("Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt")
+    if len(salt) > MAX_CACHE_SALT or any(char in "@/\\\x00" for char in salt):
+        raise _bad(
+            "Parameter 'cache_salt' must be at most 128 characters and must "
+            "not contain '@', '/', '\\\\', or NUL.",
+            "cache_salt",
+        )
+
+
 def precheck_chat(data: dict[str, Any]) -> None:
-    """Chat: logprob fields first, then stream options."""
+    """Chat: logprob fields first, then stream options, then the cache salt."""
     _require_numbers(data, ("prompt_logprobs", "top_logprobs"))
     _check_prompt_logprobs(data)
     top = data.get("top_logprobs")
@@ -49,10 +65,11 @@ def precheck_chat(data: dict[str, Any]) -> None:
         if (top == -1 or top > 0) and not data.get("logprobs"):
             raise _bad("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs")
     _check_stream_options(data)
+    _check_cache_salt(data)
 
 
 def precheck_completion(data: dict[str, Any]) -> None:
-    """Completions: a prompt first, then stream options, then logprob fields."""
+    """Completions: a prompt first, then stream options, logprob fields, the cache salt."""
     prompt = data.get("prompt")
     if prompt is None or prompt == "":
         raise _bad("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
@@ -62,3 +79,4 @@ def precheck_completion(data: dict[str, Any]) -> None:
     count = data.get("logprobs")
     if count is not None and count < 0 and count != -1:
         raise _bad("`logprobs` must be a positive value or -1.", "logprobs", count)
+    _check_cache_salt(data)

@@ -23,6 +23,7 @@ from gateway.proxy.forward import Forwarder
 from gateway.proxy.rate_limiter import RateLimitExceeded
 from gateway.proxy.request_fields import describe_request, source_of, tokens_used
 from gateway.proxy.request_plan import plan_request
+from gateway.proxy.tenant_fields import confine_tenant_fields
 from gateway.state import GatewayState
 
 log = logging.getLogger(__name__)
@@ -120,8 +121,18 @@ class ProxyCall:
             self.record.store_body = True
             self.record.request_body = body
         payload = self._parse(body)
-        describe_request(self.record, payload)
+        fields = describe_request(self.record, payload, self.fmt)
         model = self._model(payload)
+        salted = model.provider == "vllm"
+        confine_tenant_fields(
+            payload,
+            fields,
+            team_id=self.record.team_id,
+            is_admin=self.charged is not None and self.charged.is_admin,
+            pepper=self.state.settings.key_salt.get_secret_value(),
+            media_domains=model.allowed_media_domains,
+            salted=salted,
+        )
         sampler = self.state.sampler
         order = sampler.active and sampler.pick(
             self.record.feature,
@@ -132,7 +143,7 @@ class ProxyCall:
         if order:
             self.record.live_sample = order
             self.record.request_body = body
-        plan = plan_request(payload, self.fmt, model.logprobs)
+        plan = plan_request(payload, self.fmt, model.logprobs, fields)
         self.record.logprob_format = self.fmt if plan.capture_logprobs else None
         self.record.logprob_k = plan.captured_k
         self.record.logprob_mode = model.logprobs.backend_mode if plan.capture_logprobs else None
@@ -145,7 +156,8 @@ class ProxyCall:
             payload["model"] = model.served_name
             upstream_body = self._encode(payload)
         else:
-            upstream_body = self._encode(payload) if plan.changed else body
+            # A vLLM request always changed: it carries the team's cache salt.
+            upstream_body = self._encode(payload) if plan.changed or salted else body
         self.forwarder.mark_upstream_start(self.t0)
         await self._until_disconnect(self.forwarder.forward(model, upstream_body, plan))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.metering.record import CallRecord
+from gateway.proxy.lax_values import RequestFields, read_request_fields
 
 INT32 = 2**31
 INT64 = 2**63
@@ -29,19 +30,22 @@ def source_of(feature: str | None) -> str:
     return "product"
 
 
-def describe_request(record: CallRecord, payload: dict[str, Any]) -> None:
-    """Copy model and sampling parameters into the record; odd types are recorded as unknown."""
+def describe_request(record: CallRecord, payload: dict[str, Any], fmt: str) -> RequestFields:
+    """Copy model and sampling parameters into the record, reading them as vLLM will.
+
+    The model is recorded first, so a call refused for a field vLLM cannot read still says
+    which model it named.
+    """
     model = payload.get("model")
     record.model = model[:256] if isinstance(model, str) else None
-    record.stream = payload.get("stream") is True
-    record.n = _bounded_int(payload.get("n"), INT32) if "n" in payload else 1
     record.temperature = _number(payload.get("temperature"))
     record.top_p = _number(payload.get("top_p"))
     record.seed = _bounded_int(payload.get("seed"), INT64)
-    limit = payload.get("max_completion_tokens")
-    if limit is None:
-        limit = payload.get("max_tokens")
-    record.max_tokens = _bounded_int(limit, INT32)
+    fields = read_request_fields(payload, fmt)
+    record.stream = fields.stream
+    record.n = _bounded_int(fields.n, INT32)
+    record.max_tokens = _bounded_int(fields.max_tokens, INT32)
+    return fields
 
 
 def tokens_used(record: CallRecord) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 
 from gateway.config import LogprobCapture
 from gateway.metering.logprob_codec import CHAT, COMPLETION
+from gateway.proxy.lax_values import RequestFields, read_request_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,44 +28,42 @@ class MeasurementPlan:
         return self.strip_logprobs or self.client_top_k is not None or self.strip_usage
 
 
-def _is_int(value: Any) -> bool:
-    return type(value) is int
-
-
-def _pin_echoed_prompt_logprobs(payload: dict[str, Any], client_k: int) -> bool:
+def _pin_echoed_prompt_logprobs(
+    payload: dict[str, Any], fields: RequestFields, client_k: int
+) -> bool:
     """Keep an echoed chat prompt's logprobs as the client's request would have had them.
 
     vLLM computes `prompt_logprobs` for an echoed chat prompt with `top_logprobs` alternatives
     unless `prompt_logprobs` is set, so raising `top_logprobs` would widen them in the body.
-    Returns False when the request is left alone instead.
+    Returns False when the request must be left alone instead.
     """
-    echo = payload.get("echo")
-    if echo is None or echo is False or payload.get("prompt_logprobs") is not None:
-        return True
-    if echo is not True:
-        return False  # an unusual spelling of a boolean: let vLLM read it, untouched
-    if payload.get("stream") is not True:
+    if not fields.echo or fields.prompt_logprobs is not None or fields.stream:
         # A stream carries no prompt logprobs, and refuses an explicit positive value.
-        payload["prompt_logprobs"] = client_k
+        return True
+    if client_k > 0 and payload.get("stream"):
+        # `"stream": "no"` is no stream, yet truthy to vLLM's raw check, which would then
+        # refuse a positive prompt_logprobs.
+        return False
+    payload["prompt_logprobs"] = client_k
     return True
 
 
-def _plan_chat_logprobs(payload: dict[str, Any], k: int) -> tuple[bool, int | None, int, bool]:
-    wants, top = payload.get("logprobs"), payload.get("top_logprobs")
-    if wants is None or wants is False:
-        if top is not None or not _pin_echoed_prompt_logprobs(payload, 0):
+def _plan_chat_logprobs(
+    payload: dict[str, Any], fields: RequestFields, k: int
+) -> tuple[bool, int | None, int, bool]:
+    if not fields.logprobs:
+        if payload.get("top_logprobs") is not None:
             return False, None, 0, False  # invalid on its own: let the backend say so
+        _pin_echoed_prompt_logprobs(payload, fields, 0)  # 0 is never refused
         payload["logprobs"] = True
         payload["top_logprobs"] = k
         return True, None, k, True
-    if wants is not True or not (top is None or _is_int(top)):
-        return False, None, 0, False
-    client_k = top or 0
+    client_k = fields.top_logprobs
     if client_k < 0:
         return False, None, 0, False  # -1 asks for the whole vocabulary: vLLM decides
     if client_k >= k:
         return False, None, client_k, True
-    if not _pin_echoed_prompt_logprobs(payload, client_k):
+    if not _pin_echoed_prompt_logprobs(payload, fields, client_k):
         return False, None, client_k, True
     payload["top_logprobs"] = k
     # Chat lists put the sampled token first, so the first client_k entries are what the
@@ -72,47 +71,59 @@ def _plan_chat_logprobs(payload: dict[str, Any], k: int) -> tuple[bool, int | No
     return False, client_k, k, True
 
 
-def _plan_completion_logprobs(payload: dict[str, Any], k: int) -> tuple[bool, int, bool]:
-    wants = payload.get("logprobs")
+def _plan_completion_logprobs(
+    payload: dict[str, Any], fields: RequestFields, k: int
+) -> tuple[bool, int, bool]:
+    wants = fields.logprobs
     if wants is None:
-        echo = payload.get("echo")
-        if echo is not None and echo is not False:
+        if fields.echo or payload.get("echo"):
+            # (A raw `"echo": "no"` still counts for vLLM's beam-search check.)
             # vLLM would then add prompt logprobs too (costly, and a visible `prompt_logprobs`
             # list), and no request field can ask for none of them: capture nothing instead.
             return False, 0, False
         payload["logprobs"] = k
         return True, k, True
-    if _is_int(wants) and wants >= 0:
+    if wants >= 0:
         # Completion lists are keyed by token, so a narrower list cannot be derived from a
         # wider one exactly: the client's own k is captured instead.
-        return False, wants, True
+        return False, int(wants), True
     return False, 0, False
 
 
-def _plan_usage(payload: dict[str, Any]) -> bool:
-    if payload.get("stream") is not True:
+def _plan_usage(payload: dict[str, Any], fields: RequestFields) -> bool:
+    if not fields.stream:
         return False
     options = payload.get("stream_options")
     if options is None:
         payload["stream_options"] = {"include_usage": True}
         return True
-    if not isinstance(options, dict) or options.get("include_usage") is True:
+    if not isinstance(options, dict) or fields.include_usage:
         return False
     # continuous_usage_stats only acts with include_usage, so it must stay off upstream.
     payload["stream_options"] = {**options, "include_usage": True, "continuous_usage_stats": False}
     return True
 
 
-def plan_request(payload: dict[str, Any], fmt: str, capture: LogprobCapture) -> MeasurementPlan:
-    """Add what measurement needs to `payload` (in place) and say how to undo it."""
-    stream = payload.get("stream") is True
-    strip_usage = _plan_usage(payload)
+def plan_request(
+    payload: dict[str, Any],
+    fmt: str,
+    capture: LogprobCapture,
+    fields: RequestFields | None = None,
+) -> MeasurementPlan:
+    """Add what measurement needs to `payload` (in place) and say how to undo it.
+
+    `fields` are the payload's acted-on fields as vLLM reads them (read here when not given).
+    """
+    if fields is None:
+        fields = read_request_fields(payload, fmt)
+    stream = fields.stream
+    strip_usage = _plan_usage(payload, fields)
     upstream_k = capture.upstream_k
     if upstream_k is None:
         return MeasurementPlan(fmt, stream, strip_usage=strip_usage)
     if fmt == CHAT:
-        strip, client_k, captured, on = _plan_chat_logprobs(payload, upstream_k)
+        strip, client_k, captured, on = _plan_chat_logprobs(payload, fields, upstream_k)
         return MeasurementPlan(fmt, stream, strip, client_k, strip_usage, captured, on)
     assert fmt == COMPLETION
-    strip, captured, on = _plan_completion_logprobs(payload, upstream_k)
+    strip, captured, on = _plan_completion_logprobs(payload, fields, upstream_k)
     return MeasurementPlan(fmt, stream, strip, None, strip_usage, captured, on)

@@ -42,3 +42,12 @@ def test_disabled_cache_never_hits() -> None:
     prompt = [1, 2, 3, 4, 5]
     cache.lookup_and_insert(block_hashes(prompt, 2), 5)
     assert cache.lookup_and_insert(block_hashes(prompt, 2), 5) == 0
+
+
+def test_a_cache_salt_separates_every_block_as_in_vllm() -> None:
+    cache = PrefixCache(block_size=4, num_blocks=16)
+    prompt = list(range(12))
+    cache.lookup_and_insert(block_hashes(prompt, 4, "team-a"), len(prompt))
+    assert cache.lookup_and_insert(block_hashes(prompt, 4, "team-b"), len(prompt)) == 0
+    assert cache.lookup_and_insert(block_hashes(prompt, 4), len(prompt)) == 0
+    assert cache.lookup_and_insert(block_hashes(prompt, 4, "team-a"), len(prompt)) == 8

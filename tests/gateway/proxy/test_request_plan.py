@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from gateway.config import LogprobCapture, LogprobMode
+from gateway.errors import GatewayError
 from gateway.metering.logprob_codec import CHAT, COMPLETION
 from gateway.proxy.request_plan import plan_request
 
@@ -35,8 +38,14 @@ def test_invalid_combinations_are_left_for_the_backend_to_reject() -> None:
     payload: dict[str, Any] = {"top_logprobs": 3}
     plan = plan_request(payload, CHAT, TOP5)
     assert payload == {"top_logprobs": 3} and not plan.changed
-    odd: dict[str, Any] = {"logprobs": "yes"}
-    assert not plan_request(odd, CHAT, TOP5).changed
+
+
+def test_booleans_spelled_as_vllm_reads_them_are_planned_alike() -> None:
+    # vLLM's pydantic models read "yes" as true, so the gateway does too.
+    odd: dict[str, Any] = {"logprobs": "yes", "top_logprobs": 2.0, "stream": "1"}
+    plan = plan_request(odd, CHAT, TOP5)
+    assert plan.stream and plan.client_top_k == 2 and odd["top_logprobs"] == 5
+    assert odd["stream_options"] == {"include_usage": True} and plan.strip_usage
 
 
 def test_stream_gets_usage_which_is_stripped() -> None:
@@ -90,10 +99,16 @@ def test_echoed_chat_prompt_keeps_the_clients_prompt_logprobs() -> None:
     assert "prompt_logprobs" not in stream and stream["top_logprobs"] == 5
 
 
-def test_odd_echo_values_leave_the_request_alone() -> None:
+def test_echo_spelled_as_a_number_is_an_echo() -> None:
     payload: dict[str, Any] = {"echo": 1}
     plan = plan_request(payload, CHAT, TOP5)
-    assert payload == {"echo": 1} and not plan.changed and not plan.capture_logprobs
+    assert payload["prompt_logprobs"] == 0 and plan.strip_logprobs and plan.capture_logprobs
+
+
+def test_values_vllm_cannot_read_are_refused() -> None:
+    with pytest.raises(GatewayError) as refused:
+        plan_request({"stream": "maybe"}, CHAT, TOP5)
+    assert (refused.value.status, refused.value.param) == (400, "body.stream")
 
 
 def test_whole_vocabulary_top_logprobs_is_left_to_the_backend() -> None:
@@ -109,3 +124,11 @@ def test_echoed_completion_without_logprobs_is_not_captured() -> None:
     assert payload == {"prompt": "x", "echo": True} and not plan.capture_logprobs
     asked: dict[str, Any] = {"prompt": "x", "echo": True, "logprobs": 2}
     assert plan_request(asked, COMPLETION, TOP5).captured_k == 2
+
+
+def test_a_false_stream_spelled_as_a_string_does_not_get_prompt_logprobs() -> None:
+    # vLLM's raw check reads "no" as truthy and refuses positive prompt_logprobs with a stream.
+    payload: dict[str, Any] = {"echo": True, "stream": "no", "logprobs": True, "top_logprobs": 2}
+    plan = plan_request(payload, CHAT, TOP5)
+    assert "prompt_logprobs" not in payload and payload["top_logprobs"] == 2
+    assert not plan.changed and plan.captured_k == 2

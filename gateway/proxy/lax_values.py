@@ -1,0 +1,160 @@
+"""The request fields the gateway acts on, read with pydantic's lax rules exactly as vLLM 0.32 does.
+
+vLLM validates its request models in pydantic's lax Python mode (FastAPI calls
+`validate_python`), so `"stream": "yes"`, `1` or `"true"` is a stream and `"n": "2"` or `2.0`
+is two choices. The gateway decides whether to expect SSE, what to record and what to add for
+metering from these fields, so it reads them with the same types (the same pydantic), and
+refuses with a 400 what vLLM would refuse, rather than guess and answer a 502 later.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from gateway.errors import GatewayError
+from gateway.metering.logprob_codec import CHAT
+
+# The subset of vLLM's fields the gateway reads; everything else passes untouched.
+CHAT_FIELDS = (
+    "stream",
+    "stream_options",
+    "n",
+    "logprobs",
+    "top_logprobs",
+    "max_tokens",
+    "max_completion_tokens",
+    "echo",
+    "prompt_logprobs",
+    "priority",
+)
+COMPLETION_FIELDS = (
+    "stream",
+    "stream_options",
+    "n",
+    "logprobs",
+    "max_tokens",
+    "echo",
+    "prompt_logprobs",
+    "priority",
+)
+# vLLM's "before" validators compare these raw, and refuse a value that is not a number.
+CHAT_RAW_NUMBERS = ("prompt_logprobs", "top_logprobs")
+COMPLETION_RAW_NUMBERS = ("prompt_logprobs", "logprobs")
+_INT64 = 2**63
+Priority = Annotated[int, Field(ge=-_INT64, le=_INT64 - 1)]
+COMPLETION_DEFAULT_MAX_TOKENS = 16
+
+
+def _none_is_zero(value: object) -> object:
+    return 0 if value is None else value
+
+
+class _Lax(BaseModel):
+    """Fields typed as in vLLM's protocol; extra keys are not this model's business."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class LaxStreamOptions(_Lax):
+    """vLLM's StreamOptions."""
+
+    include_usage: bool | None = False
+    continuous_usage_stats: bool | None = False
+
+
+class ChatFields(_Lax):
+    """The acted-on fields of vLLM's ChatCompletionRequest, with its types and defaults."""
+
+    stream: bool | None = False
+    stream_options: LaxStreamOptions | None = None
+    n: int | None = 1
+    logprobs: bool | None = False
+    top_logprobs: Annotated[int, BeforeValidator(_none_is_zero)] = 0
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
+    echo: bool = False
+    prompt_logprobs: int | None = None
+    priority: Priority = 0
+
+
+class CompletionFields(_Lax):
+    """The acted-on fields of vLLM's CompletionRequest, with its types and defaults."""
+
+    stream: bool | None = False
+    stream_options: LaxStreamOptions | None = None
+    n: int = 1
+    logprobs: int | None = None
+    max_tokens: int | None = COMPLETION_DEFAULT_MAX_TOKENS
+    echo: bool | None = False
+    prompt_logprobs: int | None = None
+    priority: Priority = 0
+
+
+class RequestFields:
+    """What vLLM will read from one request body, for the fields the gateway acts on."""
+
+    __slots__ = (
+        "echo",
+        "include_usage",
+        "logprobs",
+        "max_tokens",
+        "n",
+        "priority",
+        "prompt_logprobs",
+        "stream",
+        "top_logprobs",
+    )
+
+    def __init__(self, fields: ChatFields | CompletionFields) -> None:
+        options = fields.stream_options
+        self.stream = bool(fields.stream)
+        self.include_usage = bool(options and options.include_usage)
+        self.n: int | None = fields.n
+        self.echo = bool(fields.echo)
+        self.prompt_logprobs = fields.prompt_logprobs
+        self.priority = fields.priority
+        if isinstance(fields, ChatFields):
+            self.logprobs: bool | int | None = bool(fields.logprobs)
+            self.top_logprobs: int = fields.top_logprobs
+            # vLLM: max_completion_tokens wins when set.
+            limit = fields.max_completion_tokens
+            self.max_tokens = fields.max_tokens if limit is None else limit
+        else:
+            self.logprobs = fields.logprobs
+            self.top_logprobs = 0
+            self.max_tokens = fields.max_tokens
+
+
+def _refusal(error: ValidationError) -> GatewayError:
+    first = error.errors(include_url=False)[0]
+    # vLLM names a schema error's parameter by its place in the body: `body.stream`.
+    where = ".".join(["body", *(str(part) for part in first["loc"])])
+    got = repr(first.get("input"))[:100]
+    return GatewayError(
+        400,
+        f"`{where}`: {first['msg']} (got {got}). Send it as vLLM's API documents it "
+        "(a JSON boolean, integer or object).",
+        where,
+    )
+
+
+def read_request_fields(payload: dict[str, Any], fmt: str) -> RequestFields:
+    """Read the acted-on fields as vLLM will; a value vLLM refuses is a 400 here."""
+    chat = fmt == CHAT
+    for name in CHAT_RAW_NUMBERS if chat else COMPLETION_RAW_NUMBERS:
+        value = payload.get(name)
+        if value is not None and not isinstance(value, int | float):
+            raise GatewayError(400, f"`{name}` must be an integer. Send a JSON number.", name)
+    names = CHAT_FIELDS if chat else COMPLETION_FIELDS
+    subset = {name: payload[name] for name in names if name in payload}
+    if not chat and subset.get("max_tokens", 0) is None:
+        # vLLM's completions read a null max_tokens as the default.
+        subset["max_tokens"] = COMPLETION_DEFAULT_MAX_TOKENS
+    model = ChatFields if chat else CompletionFields
+    try:
+        fields = model.model_validate(subset)
+    except ValidationError as error:
+        raise _refusal(error) from None
+    return RequestFields(fields)
