@@ -17,8 +17,10 @@ from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.metering.logprob_codec import CHAT
 from gateway.proxy.body_transform import transform_body
+from gateway.proxy.litellm_params import check_litellm_params
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.stream_transform import StreamTransform, encode_event
+from plumbline.litellm_offline import keep_litellm_offline
 
 if TYPE_CHECKING:
     from gateway.proxy.forward import Forwarder
@@ -43,6 +45,7 @@ def _quiet_provider_logs() -> None:
 
 
 async def _call(model: ModelConfig, payload: dict[str, Any], fmt: str) -> Any:
+    keep_litellm_offline()  # before the first import, whichever entry started this process
     import litellm
 
     _quiet_provider_logs()
@@ -72,6 +75,8 @@ async def relay_through_litellm(
     record = forwarder.record
     record.backend = f"litellm:{model.litellm_model}"
     payload = orjson.loads(body)
+    # Before litellm sees the body: its keyword arguments also choose hosts and credentials.
+    check_litellm_params(payload, plan.fmt)
     forwarder.upstream_started = perf_counter()
     try:
         response = await _call(model, payload, plan.fmt)
