@@ -14,6 +14,7 @@ import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.auth.keys import KeyInfo, bearer_token
+from gateway.auth.traffic_labels import check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.ids import new_call_id, new_request_id
@@ -173,6 +174,13 @@ class ProxyCall:
             self.record.retention_days = info.retention_days
             raise RateLimitExceeded(refusal)
         self.charged = info
+        try:
+            check_traffic_label(info, self.record.feature)
+        except GatewayError:
+            self.record.team_id, self.record.team_name = info.team_id, info.team_name
+            self.record.retention_days = info.retention_days
+            self.record.source = "product"  # a refused label is not counted as eval traffic
+            raise
         on_behalf = header_text(self.headers, b"x-plumbline-team", 128)
         if on_behalf is not None and on_behalf != info.team_name:
             info = await self._act_for_team(info, on_behalf)
