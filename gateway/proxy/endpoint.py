@@ -53,6 +53,8 @@ class ProxyCall:
         self.state = state
         self.receive = receive
         self.headers = header_map(scope)
+        client = scope.get("client")
+        self.client_host: str | None = client[0] if client else None
         self.fmt = fmt
         feature = header_text(self.headers, b"x-plumbline-feature", 128)
         self.record = CallRecord(
@@ -159,7 +161,7 @@ class ProxyCall:
                 "(create one with `plumbline keys create --team NAME`).",
             )
         try:
-            info = await self.state.keys.resolve(token)
+            info = await self.state.keys.resolve(token, self.client_host)
         except SQLAlchemyError:
             raise GatewayError(
                 503, "The key store is unreachable and this key is not cached; retry shortly."
