@@ -60,7 +60,7 @@ class KeyCache:
         self._throttle = FailedLookupThrottle(
             self.limits.failed_lookups_per_minute, self.limits.max_tracked_clients
         )
-        self._teams: dict[str, tuple[float, KeyInfo | None]] = {}
+        self._teams: OrderedDict[str, tuple[float, KeyInfo | None]] = OrderedDict()
         # Background refreshes of stale keys: one per key, referenced so none is collected.
         self._refreshing: dict[bytes, asyncio.Task[None]] = {}
         self.lookups_started = 0
@@ -196,8 +196,9 @@ class KeyCache:
         cached = self._teams.get(name)
         if cached is not None and cached[0] > now:
             return cached[1]
-        info = await anyio.to_thread.run_sync(self._team_lookup, name)
-        self._teams[name] = (now + self.ttl_s, info)
+        info = await anyio.to_thread.run_sync(self._team_lookup, name, limiter=self._known_threads)
+        # Names come from an admin's X-Plumbline-Team header: bounded like unknown keys.
+        _bounded_put(self._teams, name, (now + self.ttl_s, info), self.limits.max_unknown_keys)
         return info
 
     def _team_lookup(self, name: str) -> KeyInfo | None:
