@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -26,11 +27,17 @@ if TYPE_CHECKING:
     from gateway.proxy.forward import Forwarder
 
 
-def _provider_error(error: Exception) -> GatewayError:
+def _provider_error(error: Exception, model: ModelConfig) -> GatewayError:
     status = getattr(error, "status_code", None)
     if type(status) is not int or not 400 <= status < 600:
         status = 502
-    return GatewayError(status, f"Provider error: {getattr(error, 'message', str(error))}")
+    message = str(getattr(error, "message", None) or error)
+    # A provider (or litellm) may echo the request's key or address; neither is the client's.
+    address = urlsplit(model.api_base).netloc if model.api_base else None
+    for secret in (model.api_key, model.api_base, address):
+        if secret:
+            message = message.replace(secret, "[configured]")
+    return GatewayError(status, f"Provider error: {message}")
 
 
 # At DEBUG these print whole requests (prompts, and litellm a curl line): never below INFO.
@@ -81,7 +88,7 @@ async def relay_through_litellm(
     try:
         response = await _call(model, payload, plan.fmt)
     except Exception as error:
-        raise _provider_error(error) from None
+        raise _provider_error(error, model) from None
     if not plan.stream:
         t = perf_counter()
         out = transform_body(orjson.dumps(response.model_dump()), 200, record, plan)
@@ -99,6 +106,6 @@ async def relay_through_litellm(
             if out:
                 await forwarder.send_chunk(out)
     except Exception as error:
-        raise _provider_error(error) from None
+        raise _provider_error(error, model) from None
     forwarder.finished = True
     await forwarder.send_chunk(b"".join(transform.flush()), last=True)

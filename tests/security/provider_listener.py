@@ -40,6 +40,8 @@ class Contact:
 class ProviderListener:
     """Counts every TCP connection and records every request; answers a chat completion."""
 
+    # Answer with a 400 whose message echoes the request's Authorization and Host headers.
+    echo_errors: bool = False
     requests: list[Contact] = field(default_factory=list)
     connections: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -79,8 +81,12 @@ class ProviderListener:
                     body = raw.decode(errors="replace")
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 listener._record(Contact(self.command, self.path, headers, body))
-                out = json.dumps(COMPLETION).encode()
-                self.send_response(200)
+                status, answer = 200, COMPLETION
+                if listener.echo_errors:
+                    echoed = f"refused {headers.get('authorization')} at {headers.get('host')}"
+                    status, answer = 400, {"error": {"message": echoed, "type": "bad"}}
+                out = json.dumps(answer).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(out)))
                 self.end_headers()

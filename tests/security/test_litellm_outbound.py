@@ -167,3 +167,16 @@ def test_sampling_parameters_reach_only_the_configured_provider_with_its_key(wor
     assert sent.headers["authorization"] == f"Bearer {PROVIDER_KEY}"
     assert sent.body["temperature"] == 0.5 and sent.body["seed"] == 7
     assert world.attacker.seen() == (0, [])
+
+
+def test_a_provider_error_does_not_echo_the_provider_key_or_address(world: World) -> None:
+    world.provider.echo_errors = True
+    try:
+        response = world.post({"model": "hosted", "messages": [USER]})
+    finally:
+        world.provider.echo_errors = False
+    assert response.status_code == 400, response.text
+    message = response.json()["error"]["message"]
+    assert "refused" in message and "[configured]" in message
+    assert PROVIDER_KEY not in response.text
+    assert world.provider.url.split("//")[1].split("/")[0] not in response.text
