@@ -120,6 +120,14 @@ def _check_tools(tools: Any) -> None:
             _only(function, FUNCTION_FIELDS, f"tools[{i}].function.", why)
 
 
+def _check_tool_choice(choice: Any) -> None:
+    # {"type": "allowed_tools", ...} can name hosted tools (mcp, web_search) litellm acts on.
+    if isinstance(choice, dict) and choice.get("type") != "function":
+        raise _refuse("tool_choice.type", "pick a tool of type `function`, or none/auto/required.")
+    if isinstance(choice, dict):
+        _only(choice, TOOL_FIELDS, "tool_choice.", "a tool choice has `type` and `function`.")
+
+
 def check_litellm_params(payload: dict[str, Any], fmt: str) -> None:
     """Raise a 400 naming the first field that is not an OpenAI sampling or message parameter."""
     allowed = CHAT_FIELDS if fmt == CHAT else COMPLETION_FIELDS
@@ -130,3 +138,4 @@ def check_litellm_params(payload: dict[str, Any], fmt: str) -> None:
         _only(options, STREAM_OPTION_FIELDS, "stream_options.", "it takes `include_usage`.")
     _check_messages(payload.get("messages"))
     _check_tools(payload.get("tools"))
+    _check_tool_choice(payload.get("tool_choice"))

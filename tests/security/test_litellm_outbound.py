@@ -103,6 +103,16 @@ def _hostile_bodies(attacker: str) -> list[tuple[str, dict[str, Any]]]:
         ),
         ("tools[0].type", {"messages": [USER], "tools": [mcp]}),
         (
+            "tool_choice.type",
+            {
+                "messages": [USER],
+                "tool_choice": {
+                    "type": "allowed_tools",
+                    "allowed_tools": {"mode": "auto", "tools": [mcp]},
+                },
+            },
+        ),
+        (
             "stream_options.api_base",
             {"messages": [USER], "stream": True, "stream_options": {"api_base": attacker}},
         ),
@@ -157,7 +167,7 @@ def test_sampling_parameters_reach_only_the_configured_provider_with_its_key(wor
         "user": "u-1",
         "response_format": {"type": "text"},
         "tools": [tool],
-        "tool_choice": "auto",
+        "tool_choice": {"type": "function", "function": {"name": "f"}},
     }
     _, before = world.provider.seen()
     response = world.post(body)
