@@ -89,6 +89,17 @@ def _check_part(part: Any, where: str) -> None:
         file = part.get("file")
         if not isinstance(file, dict) or set(file) - {"file_data", "filename"}:
             raise _refuse(f"{where}.file", "send the file inline in `file_data` (base64).")
+        if not _inline(file.get("file_data")):
+            raise _refuse(f"{where}.file.file_data", "send base64 or a `data:` URL, not a link.")
+    if kind == "input_audio":
+        audio = part.get("input_audio")
+        if isinstance(audio, dict) and not _inline(audio.get("data")):
+            raise _refuse(f"{where}.input_audio.data", "send base64 audio, not a link.")
+
+
+def _inline(value: Any) -> bool:
+    """Base64 (which has no `:`) or a data: URL; litellm fetches anything else it can."""
+    return not isinstance(value, str) or value.startswith("data:") or ":" not in value
 
 
 def _check_messages(messages: Any) -> None:

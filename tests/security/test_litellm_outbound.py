@@ -95,6 +95,7 @@ def _hostile_bodies(attacker: str) -> list[tuple[str, dict[str, Any]]]:
     ]
     image = {"type": "image_url", "image_url": {"url": f"{attacker}/cat.png"}}
     mcp = {"type": "mcp", "server_url": attacker, "server_label": "x"}
+    linked_file = {"type": "file", "file": {"file_data": f"{attacker}/report.pdf"}}
     nested: list[tuple[str, dict[str, Any]]] = [
         ("messages[0].api_base", {"messages": [{**USER, "api_base": attacker}]}),
         (
@@ -102,6 +103,10 @@ def _hostile_bodies(attacker: str) -> list[tuple[str, dict[str, Any]]]:
             {"messages": [{"role": "user", "content": [image]}]},
         ),
         ("tools[0].type", {"messages": [USER], "tools": [mcp]}),
+        (
+            "messages[0].content[0].file.file_data",
+            {"messages": [{"role": "user", "content": [linked_file]}]},
+        ),
         (
             "tool_choice.type",
             {
@@ -150,11 +155,15 @@ def test_sampling_parameters_reach_only_the_configured_provider_with_its_key(wor
     tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
     text = {"type": "text", "text": "look"}
+    pdf = {
+        "type": "file",
+        "file": {"file_data": "data:application/pdf;base64,JVBERi0=", "filename": "a.pdf"},
+    }
     body = {
         "model": "hosted",
         "messages": [
             {"role": "system", "content": "be brief"},
-            {"role": "user", "content": [text, image]},
+            {"role": "user", "content": [text, image, pdf]},
         ],
         "temperature": 0.5,
         "top_p": 0.9,
