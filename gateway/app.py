@@ -33,6 +33,7 @@ from gateway.lifecycle import build_state, close_state
 from gateway.metering.logprob_codec import CHAT, COMPLETION
 from gateway.proxy.endpoint import ProxyEndpoint
 from gateway.service_routes import router as service_router
+from plumbline.litellm_offline import keep_litellm_offline
 from plumbline.settings import Settings
 
 PROXY_ROUTES = (("/v1/chat/completions", CHAT), ("/v1/completions", COMPLETION))
@@ -84,6 +85,7 @@ def proxy_endpoints() -> dict[str, ProxyEndpoint]:
 
 def create_asgi(settings: Settings, config: GatewayConfig) -> GatewayASGI:
     """What uvicorn serves: the FastAPI app, with proxy calls dispatched around its middleware."""
+    keep_litellm_offline()  # also when the gateway is served without the CLI
     return GatewayASGI(create_app(settings, config), proxy_endpoints())
 
 

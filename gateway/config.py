@@ -140,6 +140,22 @@ class BackendLimits(_Strict):
     stalled_client_timeout_s: float = Field(default=60.0, gt=0)
 
 
+class KeyLookupLimits(_Strict):
+    """Bounds on verifying presented keys, so random well-formed keys cannot crowd out real ones."""
+
+    # Verdicts held in memory: granted keys and unknown ones apart, so unknown keys never evict.
+    max_granted_keys: int = Field(default=10_000, ge=1)
+    max_unknown_keys: int = Field(default=10_000, ge=1)
+    # Database lookups at once for keys not cached: for prefixes never granted here, and apart
+    # for prefixes granted before (and background refreshes), so a flood waits only on itself.
+    lookup_threads: int = Field(default=4, ge=1, le=64)
+    # Lookups that may wait for a thread before more are refused with a 503.
+    max_waiting_lookups: int = Field(default=64, ge=0)
+    # Failed lookups one client address may cause per minute (burst the same) before a 429.
+    failed_lookups_per_minute: int = Field(default=60, ge=1)
+    max_tracked_clients: int = Field(default=10_000, ge=1)
+
+
 class Limits(_Strict):
     """Guards on what a client may send and how long the gateway waits upstream."""
 
@@ -150,6 +166,7 @@ class Limits(_Strict):
     # How long a verified key is trusted from memory: a revocation made elsewhere (CLI,
     # another replica) takes effect here within this time.
     key_cache_ttl_s: float = Field(default=30.0, ge=0, le=3600)
+    key_lookups: KeyLookupLimits = Field(default_factory=KeyLookupLimits)
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 120.0
     body_read_timeout_s: float = 30.0

@@ -33,6 +33,24 @@ class SchemaMissingError(RuntimeError):
     """The database has not been migrated."""
 
 
+def _key_lookup_metrics(state: GatewayState) -> Iterator[Metric]:
+    counts = state.keys.lookup_counts()
+    now = GaugeMetricFamily(
+        "plumbline_key_lookups", "Database lookups of uncached keys now", labels=["state"]
+    )
+    for name in ("running", "waiting"):
+        now.add_metric([name], counts[name])
+    done = CounterMetricFamily(
+        "plumbline_key_lookup_outcomes",
+        "Uncached key lookups since start: started, joined another of the same prefix, "
+        "refused (queue full), throttled (client's failed lookups spent)",
+        labels=["outcome"],
+    )
+    for name in ("started", "joined", "refused", "throttled"):
+        done.add_metric([name], counts[name])
+    yield from (now, done)
+
+
 def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     sink = state.sink
     queue = GaugeMetricFamily("plumbline_sink_queue_depth", "Call records waiting to be written")
@@ -51,6 +69,7 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     )
     quarantined.add_metric([], sink.stats.quarantined)
     yield from (queue, up, records, pending, quarantined)
+    yield from _key_lookup_metrics(state)
     labels = ["model", "backend"]
     healthy = GaugeMetricFamily(
         "plumbline_backend_up", "1 if the backend is in rotation", labels=labels
@@ -135,6 +154,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
             make_session_factory(engine),
             settings.key_salt.get_secret_value(),
             config.limits.key_cache_ttl_s,
+            config.limits.key_lookups,
         ),
         metrics=metrics,
         sampler=sampler,

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from celery import Celery, shared_task
 from celery.signals import worker_process_init, worker_process_shutdown
 
+from plumbline.litellm_offline import keep_litellm_offline
 from plumbline.settings import Settings
 from workers.runtime import WorkerRuntime
 
@@ -59,6 +60,7 @@ def beat_schedule(settings: Settings) -> dict[str, Any]:
 
 def create_celery_app(settings: Settings | None = None, *, embedded: bool = False) -> Celery:
     """A configured app; its runtime (`app.plumbline`) builds connections lazily per process."""
+    keep_litellm_offline()  # also under `celery -A`, without the CLI
     settings = settings or Settings()
     worker = settings.worker
     app = Celery("plumbline", broker=broker_url(settings, embedded), set_as_current=True)

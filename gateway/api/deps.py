@@ -45,7 +45,7 @@ async def get_caller(request: Request, state: StateDep) -> KeyInfo:
     if token is None:
         raise GatewayError(401, "Missing API key: send `Authorization: Bearer <key>`.")
     try:
-        info = await state.keys.resolve(token)
+        info = await state.keys.resolve(token, request.client.host if request.client else None)
     except SQLAlchemyError:
         raise GatewayError(503, "The key store is unreachable; retry shortly.") from None
     if info is None:

@@ -14,6 +14,7 @@ import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.auth.keys import KeyInfo, bearer_token
+from gateway.auth.traffic_labels import check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.ids import new_call_id, new_request_id
@@ -53,6 +54,8 @@ class ProxyCall:
         self.state = state
         self.receive = receive
         self.headers = header_map(scope)
+        client = scope.get("client")
+        self.client_host: str | None = client[0] if client else None
         self.fmt = fmt
         feature = header_text(self.headers, b"x-plumbline-feature", 128)
         self.record = CallRecord(
@@ -170,7 +173,7 @@ class ProxyCall:
                 "(create one with `plumbline keys create --team NAME`).",
             )
         try:
-            info = await self.state.keys.resolve(token)
+            info = await self.state.keys.resolve(token, self.client_host)
         except SQLAlchemyError:
             raise GatewayError(
                 503, "The key store is unreachable and this key is not cached; retry shortly."
@@ -185,6 +188,13 @@ class ProxyCall:
             self.record.retention_days = info.retention_days
             raise RateLimitExceeded(refusal)
         self.charged = info
+        try:
+            check_traffic_label(info, self.record.feature)
+        except GatewayError:
+            self.record.team_id, self.record.team_name = info.team_id, info.team_name
+            self.record.retention_days = info.retention_days
+            self.record.source = "product"  # a refused label is not counted as eval traffic
+            raise
         on_behalf = header_text(self.headers, b"x-plumbline-team", 128)
         if on_behalf is not None and on_behalf != info.team_name:
             info = await self._act_for_team(info, on_behalf)

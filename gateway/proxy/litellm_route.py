@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -17,18 +18,26 @@ from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.metering.logprob_codec import CHAT
 from gateway.proxy.body_transform import transform_body
+from gateway.proxy.litellm_params import check_litellm_params
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.stream_transform import StreamTransform, encode_event
+from plumbline.litellm_offline import keep_litellm_offline
 
 if TYPE_CHECKING:
     from gateway.proxy.forward import Forwarder
 
 
-def _provider_error(error: Exception) -> GatewayError:
+def _provider_error(error: Exception, model: ModelConfig) -> GatewayError:
     status = getattr(error, "status_code", None)
     if type(status) is not int or not 400 <= status < 600:
         status = 502
-    return GatewayError(status, f"Provider error: {getattr(error, 'message', str(error))}")
+    message = str(getattr(error, "message", None) or error)
+    # A provider (or litellm) may echo the request's key or address; neither is the client's.
+    address = urlsplit(model.api_base).netloc if model.api_base else None
+    for secret in (model.api_key, model.api_base, address):
+        if secret:
+            message = message.replace(secret, "[configured]")
+    return GatewayError(status, f"Provider error: {message}")
 
 
 # At DEBUG these print whole requests (prompts, and litellm a curl line): never below INFO.
@@ -43,6 +52,7 @@ def _quiet_provider_logs() -> None:
 
 
 async def _call(model: ModelConfig, payload: dict[str, Any], fmt: str) -> Any:
+    keep_litellm_offline()  # before the first import, whichever entry started this process
     import litellm
 
     _quiet_provider_logs()
@@ -72,11 +82,13 @@ async def relay_through_litellm(
     record = forwarder.record
     record.backend = f"litellm:{model.litellm_model}"
     payload = orjson.loads(body)
+    # Before litellm sees the body: its keyword arguments also choose hosts and credentials.
+    check_litellm_params(payload, plan.fmt)
     forwarder.upstream_started = perf_counter()
     try:
         response = await _call(model, payload, plan.fmt)
     except Exception as error:
-        raise _provider_error(error) from None
+        raise _provider_error(error, model) from None
     if not plan.stream:
         t = perf_counter()
         out = transform_body(orjson.dumps(response.model_dump()), 200, record, plan)
@@ -94,6 +106,6 @@ async def relay_through_litellm(
             if out:
                 await forwarder.send_chunk(out)
     except Exception as error:
-        raise _provider_error(error) from None
+        raise _provider_error(error, model) from None
     forwarder.finished = True
     await forwarder.send_chunk(b"".join(transform.flush()), last=True)

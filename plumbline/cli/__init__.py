@@ -19,6 +19,7 @@ from plumbline.cli import (
     teams_cmd,
     worker_cmd,
 )
+from plumbline.litellm_offline import keep_litellm_offline
 
 
 def build_app() -> typer.Typer:
@@ -50,4 +51,5 @@ def build_app() -> typer.Typer:
 
 def main() -> None:
     """Console-script entry point."""
+    keep_litellm_offline()
     build_app()()
