@@ -7,7 +7,6 @@ from fastapi import Request
 from evals.gateway_client import GatewayClient
 from evals.service import ConcurrencyLimits
 from gateway.api.deps import get_state
-from gateway.auth.keys import bearer_token
 from gateway.errors import GatewayError
 
 MISSING_GATEWAY_URL = (
@@ -15,21 +14,27 @@ MISSING_GATEWAY_URL = (
     "(PLUMBLINE_EVAL__GATEWAY_URL), which this gateway does not have; an operator must set it "
     "to this gateway's own address (for example http://127.0.0.1:8080)."
 )
+MISSING_EVAL_KEY = (
+    "Eval work started through the API is sent with the eval key (PLUMBLINE_EVAL__API_KEY), "
+    "which this gateway does not have: eval traffic is labelled `eval:<suite>`, a label only "
+    "admin keys may set. An operator must set it to an admin key (`plumbline keys create "
+    "--team ops --admin`)."
+)
 
 
 def eval_client(request: Request) -> GatewayClient:
-    """A client of the configured gateway using the eval key, else the caller's own key.
+    """A client of the configured gateway with the configured eval key; both are settings.
 
-    The address is only ever the setting: the request's Host header (request.base_url) is the
-    client's to choose, and the eval key is an admin key. With no eval key configured, work runs
-    under the caller's own key: its calls stay within the caller's team, which the route has
-    already checked owns the suite.
+    The address is never the request's Host header (request.base_url is the client's to
+    choose) and the key never the caller's: eval calls carry the `eval:` label, which only admin
+    keys may set, and act for the suite's team, which the route has checked the caller owns.
     """
     settings = get_state(request).settings.eval
     if not settings.gateway_url:
         raise GatewayError(503, MISSING_GATEWAY_URL, "eval.gateway_url")
-    key = settings.api_key.get_secret_value() if settings.api_key else None
-    key = key or bearer_token(request.headers.get("authorization")) or ""
+    if settings.api_key is None:
+        raise GatewayError(503, MISSING_EVAL_KEY, "eval.api_key")
+    key = settings.api_key.get_secret_value()
     return GatewayClient(settings.gateway_url, key, timeout_s=settings.request_timeout_s)
 
 

@@ -74,24 +74,29 @@ def _client_salt(payload: dict[str, Any]) -> str | None:
     return salt
 
 
-def _media_urls(messages: Any) -> list[str]:
-    """Every string in the messages that vLLM would load as a media URL."""
-    found: list[str] = []
+def _media_urls(messages: Any) -> list[tuple[str, str]]:
+    """Every string in the messages that vLLM would load as a media URL, with its place."""
+    found: list[tuple[str, str]] = []
     if not isinstance(messages, list):
         return found
-    for message in messages:
+    for m, message in enumerate(messages):
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
             continue
-        for part in content:
+        for c, part in enumerate(content):
             if not isinstance(part, dict):
                 continue
             for key in MEDIA_KEYS:
                 value = part.get(key)
+                place = f"messages[{m}].content[{c}].{key}"
                 if isinstance(value, str):
-                    found.append(value)
+                    found.append((place, value))
                 elif isinstance(value, dict):
-                    found.extend(v for k in MEDIA_URL_KEYS if isinstance(v := value.get(k), str))
+                    found.extend(
+                        (f"{place}.{k}", v)
+                        for k in MEDIA_URL_KEYS
+                        if isinstance(v := value.get(k), str)
+                    )
     return found
 
 
@@ -111,15 +116,15 @@ def _media_url_allowed(url: str, domains: tuple[str, ...]) -> bool:
 
 def check_media_urls(payload: dict[str, Any], domains: tuple[str, ...]) -> None:
     """Refuse media the GPU hosts would fetch from a place the model's config did not allow."""
-    for url in _media_urls(payload.get("messages")):
+    for place, url in _media_urls(payload.get("messages")):
         if not _media_url_allowed(url, domains):
             allowed = ", ".join(domains) or "none configured"
             raise GatewayError(
                 400,
-                f"Media URL {url[:100]!r} is not allowed: the backend would fetch it from "
-                "inside the serving network. Send the media inline as a `data:` URL "
+                f"`{place}`: media URL {url[:100]!r} is not allowed: the backend would fetch it "
+                "from inside the serving network. Send the media inline as a `data:` URL "
                 f"(allowed http(s) hosts for this model: {allowed}).",
-                "messages",
+                place,
             )
 
 

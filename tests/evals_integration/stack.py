@@ -56,7 +56,8 @@ def eval_stack(
         admin_key = issue_key(url, "ops", admin=True)
         config = gateway_config(simulator.base_url, **gateway_overrides)
         config["models"][0].update(model_overrides or {})
-        gateway = GatewayProcess(config, url)
+        # API-started eval work is sent with the admin eval key (eval: labels are admin-only).
+        gateway = GatewayProcess(config, url, env={"PLUMBLINE_EVAL__API_KEY": admin_key})
         stack.enter_context(gateway)
         engine = create_db_engine(url)
         stack.callback(engine.dispose)

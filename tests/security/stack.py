@@ -72,5 +72,6 @@ def security_stack(
             "beta": issue_key(url, "beta"),
         }
         settings = gateway_config(simulator.base_url, **(config or {}))
-        gateway = exits.enter_context(GatewayProcess(settings, url))
+        evals = {"PLUMBLINE_EVAL__API_KEY": keys["admin"]}
+        gateway = exits.enter_context(GatewayProcess(settings, url, env=evals))
         yield SecurityStack(gateway, url, keys, simulator.base_url)

@@ -64,7 +64,8 @@ def scored() -> Iterator[ScoredRun]:
         simulator = exits.enter_context(SimulatorProcess(simulator_config(scenarios=[INJECTED])))
         url = exits.enter_context(postgres_database("plumbline_csv"))
         key = issue_key(url, "gamma")
-        process = GatewayProcess(gateway_config(simulator.base_url), url)
+        evals = {"PLUMBLINE_EVAL__API_KEY": issue_key(url, "platform", admin=True)}
+        process = GatewayProcess(gateway_config(simulator.base_url), url, env=evals)
         exits.enter_context(process)
         with _client(process, key) as client:
             _, run_id = import_and_run(client, SUITE)

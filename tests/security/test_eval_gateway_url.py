@@ -46,8 +46,10 @@ class EvalGateway:
         return int(created.json()["suite"]["id"])
 
 
-def eval_gateway(workdir: Path, gateway_url: str | None) -> Iterator[EvalGateway]:
-    """Simulator, SQLite database and gateway; `gateway_url` None leaves the setting unset."""
+def eval_gateway(
+    workdir: Path, gateway_url: str | None, *, eval_key: bool = True
+) -> Iterator[EvalGateway]:
+    """Simulator, SQLite database and gateway; None / False leave a setting unset."""
     with ExitStack() as exits:
         simulator = exits.enter_context(SimulatorProcess(simulator_config(scenarios=[INDEMNITY])))
         url = exits.enter_context(sqlite_database(workdir))
@@ -56,6 +58,8 @@ def eval_gateway(workdir: Path, gateway_url: str | None) -> Iterator[EvalGateway
         env = {"PLUMBLINE_EVAL__API_KEY": keys["admin"], "PLUMBLINE_EVAL__LOGPROB_WAIT_S": "1"}
         if gateway_url is None:
             env["PLUMBLINE_EVAL__GATEWAY_URL"] = ""
+        if not eval_key:
+            del env["PLUMBLINE_EVAL__API_KEY"]
         gateway = exits.enter_context(
             GatewayProcess(gateway_config(simulator.base_url), url, env=env)
         )
@@ -72,6 +76,26 @@ def configured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EvalGateway
 def unconfigured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EvalGateway]:
     """No eval.gateway_url."""
     yield from eval_gateway(tmp_path_factory.mktemp("eval-no-url"), None)
+
+
+@pytest.fixture(scope="module")
+def keyless(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EvalGateway]:
+    """eval.gateway_url set, no eval key."""
+    yield from eval_gateway(tmp_path_factory.mktemp("eval-no-key"), "self", eval_key=False)
+
+
+def test_without_an_eval_key_a_run_is_refused_not_sent_with_the_callers_key(
+    keyless: EvalGateway,
+) -> None:
+    """Eval calls carry the admin-only `eval:` label: the team's own key would be refused."""
+    suite_id = keyless.import_suite("no-eval-key")
+    with keyless.team() as client:
+        started = client.post(f"/api/evals/suites/{suite_id}/runs")
+        runs = client.get("/api/evals/runs").json()["data"]
+    assert started.status_code == 503, started.text
+    error = started.json()["error"]
+    assert error["param"] == "eval.api_key" and "PLUMBLINE_EVAL__API_KEY" in error["message"]
+    assert runs == []
 
 
 def finished(client: httpx.Client, run_id: int, timeout: float = 120) -> dict[str, object]:

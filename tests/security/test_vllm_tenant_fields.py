@@ -119,6 +119,11 @@ def _refused(reader: CallReader, response: httpx.Response, param: str) -> str:
     return str(error["message"])
 
 
+def error_param(response: httpx.Response) -> str:
+    """The `param` of an OpenAI-shaped error."""
+    return str(response.json()["error"]["param"])
+
+
 def _body(path: str, text: str, **extra: Any) -> dict[str, Any]:
     return _chat(text, **extra) if path == CHAT else {"prompt": text, **extra}
 
@@ -206,7 +211,10 @@ def test_media_urls_the_gpu_host_would_fetch_are_refused(
     for part in refused_parts:
         content = [{"type": "text", "text": "describe"}, part]
         response = _post(stack, "alpha", CHAT, {"messages": [{"role": "user", "content": content}]})
-        assert "data:" in _refused(reader, response, "messages"), part
+        media = next(key for key in part if key != "type")
+        place = f"messages[0].content[1].{media}"
+        message = _refused(reader, response, error_param(response))
+        assert "data:" in message and error_param(response).startswith(place), part
     assert listener.hits == []
     allowed_parts = [
         _image(PNG),

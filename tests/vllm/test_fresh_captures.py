@@ -18,6 +18,10 @@ CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_fresh"
 # Objects keyed by token text or token id (completions top_logprobs, prompt_logprobs).
 TOKEN_MAPS = ("choices[].logprobs.top_logprobs[]", "choices[].prompt_logprobs[]")
 VOLATILE_HEADERS = {"date"}
+# 500 greedy tokens of the random-weight model: its near-ties flip with the CPU's kernels (with
+# the same vLLM and torch, one machine's text left the capture's at the third token, the same
+# way every run), so this capture pins the clamp (usage, finish reason, shape), not the words.
+CPU_DEPENDENT_TEXT = {"maxtokens_clamp"}
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -86,6 +90,10 @@ def test_replay_matches_capture(http: httpx.Client, name: str) -> None:
     assert shape(body) == shape(record["body"])
     if record["status"] >= 400:
         assert body == record["body"]
+    elif body and "choices" in body and name in CPU_DEPENDENT_TEXT:
+        assert body["usage"] == record["body"]["usage"]
+        finished = [c["finish_reason"] for c in body["choices"]]
+        assert finished == [c["finish_reason"] for c in record["body"]["choices"]]
     elif body and "choices" in body:
         assert _texts([body]) == _texts([record["body"]])
 

@@ -59,7 +59,10 @@ def test_inline_and_allowed_media_pass(url: str) -> None:
 def test_other_media_urls_are_refused(url: str) -> None:
     with pytest.raises(GatewayError) as refused:
         check_media_urls(_message(url), DOMAINS)
-    assert (refused.value.status, refused.value.param) == (400, "messages")
+    assert (refused.value.status, refused.value.param) == (
+        400,
+        "messages[0].content[0].image_url.url",
+    )
 
 
 def test_no_domains_means_only_inline_media() -> None:
