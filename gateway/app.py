@@ -25,15 +25,15 @@ from gateway.api import (
     usage,
 )
 from gateway.api.response_headers import ApiResponseHeaders
+from gateway.api.service_routes import router as service_router
 from gateway.asgi_entry import GatewayASGI
 from gateway.config import GatewayConfig
 from gateway.dashboard import dashboard_router
 from gateway.errors import GatewayError, error_body
 from gateway.lifecycle import build_state, close_state
-from gateway.metering.logprob_codec import CHAT, COMPLETION
 from gateway.proxy.endpoint import ProxyEndpoint
-from gateway.service_routes import router as service_router
 from plumbline.litellm_offline import keep_litellm_offline
+from plumbline.logprob_codec import CHAT, COMPLETION
 from plumbline.settings import Settings
 
 PROXY_ROUTES = (("/v1/chat/completions", CHAT), ("/v1/completions", COMPLETION))

@@ -9,9 +9,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from evals.answers.specs import AnswerSpec
 from gateway.retention.classes import check_retention_days
 from gateway.url_credentials import refuse_userinfo
+from plumbline.answers.specs import AnswerSpec
 
 
 class LogprobMode(StrEnum):

@@ -11,6 +11,7 @@ from prometheus_client import ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from sqlalchemy import Engine, inspect
 
+from gateway.auth import service as auth_service
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
@@ -153,6 +154,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         keys=KeyCache(
             make_session_factory(engine),
             settings.key_salt.get_secret_value(),
+            auth_service,
             config.limits.key_cache_ttl_s,
             config.limits.key_lookups,
         ),

@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.repository.live_samples import agreement_by_feature
-from gateway.api import stability_metric_queries as queries
+from gateway.stability import metric_queries as queries
 
 log = logging.getLogger(__name__)
 LIVE_WINDOW = timedelta(hours=24)

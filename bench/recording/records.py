@@ -8,8 +8,8 @@ from itertools import cycle, islice
 import httpx
 import orjson
 
-from gateway.metering.logprob_codec import CHAT
 from gateway.metering.record import CallRecord
+from plumbline.logprob_codec import CHAT
 from simulator.process import SimulatorProcess
 from tests.support.records import make_record
 

@@ -1,11 +1,11 @@
 """Answer parsing and equivalence: typed parses first, embeddings last."""
 
 from evals.answers.keying import KeyedAnswers, key_answers, parse_answer, parse_expected
-from evals.answers.normalize import answer_line, answer_region, normalize_text
 from evals.answers.number import NumberMention, NumberReading, find_numbers, read_number
 from evals.answers.outcome import AnswerOutcome, ParsedAnswer, ParseFailure, outcome_columns
 from evals.answers.semantic import MiniLmEmbedder, TextEmbedder, cluster_by_similarity
-from evals.answers.specs import (
+from plumbline.answers.normalize import answer_line, answer_region, normalize_text
+from plumbline.answers.specs import (
     ANSWER_TYPES,
     AnswerSpec,
     ChoiceAnswer,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from evals.answers.normalize import answer_line, normalize_text
 from evals.answers.outcome import AnswerOutcome, ParsedAnswer, ParseFailure
-from evals.answers.specs import ChoiceAnswer
+from plumbline.answers.normalize import answer_line, normalize_text
+from plumbline.answers.specs import ChoiceAnswer
 
 
 def parse_choice(spec: ChoiceAnswer, text: str) -> AnswerOutcome:

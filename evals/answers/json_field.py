@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from evals.answers.normalize import normalize_text
 from evals.answers.outcome import AnswerOutcome, ParsedAnswer, ParseFailure
-from evals.answers.specs import JsonFieldAnswer
+from plumbline.answers.normalize import normalize_text
+from plumbline.answers.specs import JsonFieldAnswer
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
 _INDEX = re.compile(r"\[(\d+)\]")

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 from evals.answers.choice import parse_choice
 from evals.answers.json_field import key_for_value, parse_json_field
-from evals.answers.normalize import answer_region, normalize_text
 from evals.answers.number import NumberReading, read_number, reading_equal_key, reading_key
 from evals.answers.outcome import AnswerOutcome, ParsedAnswer, ParseFailure
 from evals.answers.regex_capture import key_for_captured, parse_regex
 from evals.answers.semantic import TextEmbedder, cluster_by_similarity
-from evals.answers.specs import (
+from plumbline.answers.normalize import answer_region, normalize_text
+from plumbline.answers.specs import (
     AnswerSpec,
     ChoiceAnswer,
     ExpectedValue,

@@ -6,11 +6,11 @@ import math
 import re
 from dataclasses import dataclass
 
-from evals.answers.normalize import answer_region
 from evals.answers.number_words import find_word_numbers
 from evals.answers.outcome import ParseFailure
-from evals.answers.specs import NumberAnswer
-from evals.answers.units import UNIT_SPELLINGS, Unit, display_in_best_unit, find_unit
+from plumbline.answers.normalize import answer_region
+from plumbline.answers.specs import NumberAnswer
+from plumbline.answers.units import UNIT_SPELLINGS, Unit, display_in_best_unit, find_unit
 
 _DIGITS = re.compile(
     r"(?<![\w.,])(?P<sign>[-+\u2212])?(?P<cur>[$\u20ac\u00a3])?[ \t]?"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from evals.answers.normalize import normalize_text
 from evals.answers.outcome import AnswerOutcome, ParsedAnswer, ParseFailure
-from evals.answers.specs import RegexAnswer
+from plumbline.answers.normalize import normalize_text
+from plumbline.answers.specs import RegexAnswer
 
 
 def parse_regex(spec: RegexAnswer, text: str) -> AnswerOutcome:

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from evals.answers.normalize import normalize_text
 from evals.answers.number import find_numbers
+from plumbline.answers.normalize import normalize_text
 
 FloatMatrix = npt.NDArray[np.float32]
 _NEGATION = re.compile(r"\b(not|no|never|none|neither|nor|cannot|without)\b|n't\b")

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session, load_only
 
-from gateway.metering import logprob_codec
+from plumbline import logprob_codec
 from plumbline.models import Call, CallLogprobs
 
 CHUNK = 500

@@ -13,8 +13,8 @@ from evals.repository import paraphrases as paraphrase_repo
 from evals.repository import suites as suite_repo
 from evals.service.paraphrase_text import text_hash
 from evals.suite import Question, Suite, SuiteError, SuiteProblem, load_suite, suite_from_data
-from gateway.auth import repository as team_repo
 from plumbline.models import EvalParaphrase, EvalQuestion, EvalSuite
+from plumbline.repositories import teams as team_repo
 
 SuiteFormat = Literal["yaml", "json"]
 # Column sizes of the stored names; the suite schema itself does not bound these.

@@ -8,7 +8,7 @@ from croniter import croniter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.alerting.policy import AlertPolicy, LevelRule
-from evals.answers.specs import AnswerSpec, ExpectedValue
+from plumbline.answers.specs import AnswerSpec, ExpectedValue
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 SeedPolicy = Literal["none", "fixed", "per_sample"]

@@ -22,9 +22,10 @@ from gateway.api.admin_schemas import (
     RotationOut,
 )
 from gateway.api.deps import AdminDep, StateDep
-from gateway.auth import repository, service
+from gateway.auth import service
 from gateway.auth.service import as_utc
 from plumbline.models import ApiKey, Team
+from plumbline.repositories import teams as team_repo
 
 router = APIRouter(prefix="/api/admin/keys", tags=["admin"])
 
@@ -59,11 +60,11 @@ def list_keys(
     with state.sessions() as session:
         team_id = None
         if team is not None:
-            row = repository.team_by_name(session, team)
+            row = team_repo.team_by_name(session, team)
             if row is None:
                 return KeyList(data=[])
             team_id = row.id
-        rows = repository.list_keys(session, team_id)
+        rows = team_repo.list_keys(session, team_id)
         return KeyList(data=[key_out(k, t, now) for k, t in rows])
 
 

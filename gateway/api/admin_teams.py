@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from gateway.api.admin_schemas import TeamList, TeamOut, TeamPath, TeamPolicy
 from gateway.api.deps import AdminDep, StateDep
-from gateway.auth import repository
 from gateway.auth.teams import set_team_policy
+from plumbline.repositories import teams as team_repo
 
 router = APIRouter(prefix="/api/admin/teams", tags=["admin"])
 
@@ -16,7 +16,7 @@ router = APIRouter(prefix="/api/admin/teams", tags=["admin"])
 def list_teams(caller: AdminDep, state: StateDep) -> TeamList:
     """Every team with its policies."""
     with state.sessions() as session:
-        return TeamList(data=[TeamOut.model_validate(t) for t in repository.list_teams(session)])
+        return TeamList(data=[TeamOut.model_validate(t) for t in team_repo.list_teams(session)])
 
 
 @router.patch("/{team}", response_model=TeamOut)

@@ -8,11 +8,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from gateway.api import call_queries
 from gateway.api.deps import CallerDep, SessionDep, team_scope
 from gateway.api.schemas import CallBodyOut, CallDetail, CallLogprobsOut, CallPage, CallSummary
 from gateway.errors import GatewayError
-from gateway.metering import logprob_codec
+from gateway.recording import call_queries
+from plumbline import logprob_codec
 
 router = APIRouter(prefix="/api/calls", tags=["calls"])
 

@@ -15,8 +15,8 @@ from gateway.api.alert_schemas import (
     NearTieReport,
 )
 from gateway.api.deps import CallerDep, SessionDep, team_scope
-from gateway.api.stability_queries import near_tie_features
 from gateway.errors import GatewayError
+from gateway.stability.near_tie_queries import near_tie_features
 
 router = APIRouter(prefix="/api/stability", tags=["stability"])
 

@@ -15,11 +15,11 @@ from anyio import CapacityLimiter
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from gateway.auth.key_lookups import KeyLookups
 from gateway.auth.keys import KeyInfo, split_key
 from gateway.auth.lookup_errors import FailedLookupsThrottled, KeyLookupsBusy
 from gateway.auth.lookup_throttle import FailedLookupThrottle
 from gateway.auth.prefix_flights import PrefixFlights
-from gateway.auth.service import authenticate, team_info
 from gateway.config import KeyLookupLimits
 
 log = logging.getLogger(__name__)
@@ -43,11 +43,13 @@ class KeyCache:
         self,
         sessions: sessionmaker[Session],
         pepper: str,
+        lookups: KeyLookups,
         ttl_s: float = POSITIVE_TTL_S,
         limits: KeyLookupLimits | None = None,
     ) -> None:
         self._sessions = sessions
         self._pepper = pepper
+        self._lookups = lookups
         self.ttl_s = ttl_s
         self.limits = limits or KeyLookupLimits()
         self._entries: OrderedDict[bytes, tuple[float, KeyInfo]] = OrderedDict()
@@ -203,7 +205,7 @@ class KeyCache:
 
     def _team_lookup(self, name: str) -> KeyInfo | None:
         with self._sessions() as session:
-            return team_info(session, name)
+            return self._lookups.team_info(session, name)
 
     def forget_all(self) -> None:
         """Drop every cached verdict (after a key or team change through this gateway's API)."""
@@ -213,7 +215,7 @@ class KeyCache:
 
     def _lookup(self, plaintext: str) -> KeyInfo | None:
         with self._sessions() as session:
-            return authenticate(session, plaintext, self._pepper)
+            return self._lookups.authenticate(session, plaintext, self._pepper)
 
 
 def _bounded_put(entries: OrderedDict[K, V], key: K, value: V, bound: int) -> None:

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.orm import Session
 
-from gateway.auth import repository
 from gateway.auth.audit import record_action
 from gateway.auth.keys import (
     DUMMY_HASH,
@@ -20,6 +19,7 @@ from gateway.auth.keys import (
 from gateway.errors import GatewayError
 from gateway.retention.classes import retention_class
 from plumbline.models import ApiKey, Team
+from plumbline.repositories import teams as team_repo
 
 MAX_GRACE_S = 30 * 24 * 3600
 
@@ -68,9 +68,9 @@ def create_key(
     """Create a key for a team, creating the team if it is new; audited."""
     _check_limit(requests_per_minute, "requests_per_minute")
     _check_limit(tokens_per_minute, "tokens_per_minute")
-    team = repository.team_by_name(session, team_name) or repository.add_team(session, team_name)
+    team = team_repo.team_by_name(session, team_name) or team_repo.add_team(session, team_name)
     new = generate_key(pepper)
-    repository.add_key(
+    team_repo.add_key(
         session,
         team,
         name=name,
@@ -93,7 +93,7 @@ def create_key(
 
 
 def _usable_key(session: Session, prefix: str, now: datetime) -> tuple[ApiKey, Team]:
-    found = repository.key_with_team(session, prefix, now)
+    found = team_repo.key_with_team(session, prefix, now)
     if found is None:
         raise GatewayError(404, f"There is no active key with prefix `{prefix[:16]}`.", "prefix")
     return found
@@ -109,7 +109,7 @@ def rotate_key(
     now = datetime.now(UTC)
     old, team = _usable_key(session, prefix, now)
     new = generate_key(pepper)
-    repository.add_key(
+    team_repo.add_key(
         session,
         team,
         name=old.name,
@@ -123,7 +123,7 @@ def rotate_key(
     ends = now + timedelta(seconds=grace_s)
     if old.revoked_at is not None and as_utc(old.revoked_at) < ends:
         ends = as_utc(old.revoked_at)  # already ending sooner
-    repository.revoke_key(session, prefix, ends, now)
+    team_repo.revoke_key(session, prefix, ends, now)
     record_action(
         session,
         actor,
@@ -140,7 +140,7 @@ def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
     """Revoke a key at once (also one in its grace period); audited."""
     now = datetime.now(UTC)
     key, team = _usable_key(session, prefix, now)
-    repository.revoke_key(session, prefix, now, now)
+    team_repo.revoke_key(session, prefix, now, now)
     key.revoked_at = now
     record_action(session, actor, "key.revoke", team_id=team.id, target=prefix)
     return key
@@ -187,7 +187,7 @@ def authenticate(session: Session, plaintext: str, pepper: str) -> KeyInfo | Non
     if parts is None:
         return None
     prefix, secret = parts
-    found = repository.key_with_team(session, prefix, datetime.now(UTC))
+    found = team_repo.key_with_team(session, prefix, datetime.now(UTC))
     if found is None:
         verify_secret(secret, DUMMY_SALT, pepper, DUMMY_HASH)
         return None
@@ -199,7 +199,7 @@ def authenticate(session: Session, plaintext: str, pepper: str) -> KeyInfo | Non
 
 def team_info(session: Session, name: str) -> KeyInfo | None:
     """A team's policies, for calls an admin key makes on the team's behalf."""
-    team = repository.team_by_name(session, name)
+    team = team_repo.team_by_name(session, name)
     if team is None:
         return None
     return KeyInfo(

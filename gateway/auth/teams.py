@@ -6,11 +6,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from gateway.auth import repository
 from gateway.auth.audit import record_action
 from gateway.errors import GatewayError
 from gateway.retention.classes import check_retention_days
 from plumbline.models import Team
+from plumbline.repositories import teams as team_repo
 
 POLICY_FIELDS = ("requests_per_minute", "tokens_per_minute", "store_bodies", "retention_days")
 
@@ -36,13 +36,13 @@ def set_team_policy(
 ) -> Team:
     """Change some of a team's policies (others stay); audited with the old and new values."""
     _check(values)
-    team = repository.team_by_name(session, name)
+    team = team_repo.team_by_name(session, name)
     if team is None and create:
-        team = repository.add_team(session, name)
+        team = team_repo.add_team(session, name)
     if team is None:
         raise GatewayError(404, f"No team named `{name[:128]}`.", "team")
     before = {field: getattr(team, field) for field in values}
-    repository.update_team(session, team, values)
+    team_repo.update_team(session, team, values)
     record_action(
         session,
         actor,

@@ -6,10 +6,10 @@ from typing import Any
 
 import orjson
 
-from gateway.metering.logprob_codec import CHAT
 from gateway.metering.record import CallRecord
 from gateway.proxy import logprob_bytes
 from gateway.proxy.request_plan import MeasurementPlan
+from plumbline.logprob_codec import CHAT
 
 
 def capture_raw(

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from gateway.errors import GatewayError
-from gateway.metering.logprob_codec import CHAT
+from plumbline.logprob_codec import CHAT
 
 # The subset of vLLM's fields the gateway reads; everything else passes untouched.
 CHAT_FIELDS = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.errors import GatewayError
-from gateway.metering.logprob_codec import CHAT
+from plumbline.logprob_codec import CHAT
 
 # Fields that only shape sampling or the answer; each is forwarded to the provider as data.
 # Left out on purpose: `metadata` and `store` (kept by the provider, and litellm reads

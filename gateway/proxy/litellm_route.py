@@ -16,12 +16,12 @@ import orjson
 
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
-from gateway.metering.logprob_codec import CHAT
 from gateway.proxy.body_transform import transform_body
 from gateway.proxy.litellm_params import check_litellm_params
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.stream_transform import StreamTransform, encode_event
 from plumbline.litellm_offline import keep_litellm_offline
+from plumbline.logprob_codec import CHAT
 
 if TYPE_CHECKING:
     from gateway.proxy.forward import Forwarder

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.config import LogprobCapture
-from gateway.metering.logprob_codec import CHAT, COMPLETION
 from gateway.proxy.lax_values import RequestFields, read_request_fields
+from plumbline.logprob_codec import CHAT, COMPLETION
 
 
 @dataclass(frozen=True, slots=True)

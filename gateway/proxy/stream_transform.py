@@ -14,12 +14,12 @@ from typing import Any
 
 import orjson
 
-from gateway.metering.logprob_codec import CHAT
 from gateway.metering.record import CallRecord
 from gateway.proxy import logprob_bytes
 from gateway.proxy.choice_logprobs import capture_raw, record_upstream_error, take_parsed
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.upstream_errors import UpstreamProtocolError
+from plumbline.logprob_codec import CHAT
 
 DONE = b"[DONE]"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from gateway.metering.record import CallRecord
-from gateway.recording.sink import SinkStats
+from gateway.recording.sink_stats import SinkStats
 
 
 class CallSink(Protocol):

@@ -27,7 +27,7 @@ from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
-from gateway.recording.sink import SinkStats
+from gateway.recording.sink_stats import SinkStats
 
 log = logging.getLogger(__name__)
 COUNTERS = (

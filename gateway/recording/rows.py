@@ -9,13 +9,13 @@ from typing import Any
 import orjson
 
 from gateway.config import RedactionConfig
-from gateway.metering import logprob_codec
 from gateway.metering.cost import call_cost
 from gateway.metering.logprob_summary import LogprobSummary, summarize_chat, summarize_parsed
 from gateway.metering.record import CallRecord
 from gateway.metering.timings import phase_timings
 from gateway.recording.live_rows import live_sample_row
 from gateway.recording.stored_text import RedactionPolicy
+from plumbline import logprob_codec
 
 
 @dataclass(slots=True)

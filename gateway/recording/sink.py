@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from gateway.recording.partitions import Slot
 from gateway.recording.refusals import refused_for_content
 from gateway.recording.row_split import call_id, row_count, rows_by_call, single_rows
 from gateway.recording.rows import RowBatch, RowObserver, build_rows
+from gateway.recording.sink_stats import SinkStats
 from gateway.recording.spool import Spool, SpoolFullError
 from gateway.recording.stored_text import RedactionPolicy
 
@@ -43,24 +43,6 @@ log = logging.getLogger(__name__)
 RETRY_INTERVAL_S = 1.0
 # Journaled batches kept in memory for the writer; beyond this it reads them back from disk.
 MAX_BATCHES_IN_MEMORY = 64
-
-
-@dataclass(slots=True)
-class SinkStats:
-    """Counters the sink exposes in /metrics and /health."""
-
-    submitted: int = 0
-    # Records the journal step has finished with (journaled, spooled or dropped).
-    journaled: int = 0
-    written: int = 0
-    spooled: int = 0
-    replayed: int = 0
-    dropped: int = 0
-    failed_batches: int = 0
-    # Rows the database refused for their content, kept in the spool's quarantine directory.
-    quarantined: int = 0
-    database_up: bool = True
-    last_batch_seconds: float = 0.0
 
 
 class LogSink:

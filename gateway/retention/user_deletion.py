@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from gateway.auth import repository as auth_repo
 from gateway.auth.audit import record_action
 from gateway.errors import GatewayError
 from gateway.retention import repository
+from plumbline.repositories import teams as auth_repo
 
 
 @dataclass(frozen=True, slots=True)

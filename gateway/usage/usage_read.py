@@ -8,8 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from gateway.api import usage_queries
-from gateway.usage import latency_histogram
+from gateway.usage import latency_histogram, usage_queries
 from gateway.usage import rollup_repository as repo
 from gateway.usage.aggregate import METRICS, UsageAggregate, merge_into
 from gateway.usage.window_plan import plan_window

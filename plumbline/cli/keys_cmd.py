@@ -55,14 +55,14 @@ def list_keys(
     from datetime import UTC, datetime
 
     from gateway.api.admin_keys import key_out
-    from gateway.auth import repository
+    from plumbline.repositories import teams as team_repo
 
     now = datetime.now(UTC)
     with admin_transaction() as (_, session):
-        row = repository.team_by_name(session, team) if team else None
+        row = team_repo.team_by_name(session, team) if team else None
         if team and row is None:
             fail(f"no team named {team!r}")
-        for key, owner in repository.list_keys(session, row.id if row else None):
+        for key, owner in team_repo.list_keys(session, row.id if row else None):
             out = key_out(key, owner, now)
             role = "admin" if out.admin else "team"
             limits = f"rpm={out.requests_per_minute or '-'} tpm={out.tokens_per_minute or '-'}"

@@ -20,7 +20,7 @@ def near_ties(
     """Features whose answers most often pass through a near-tie token (from logprobs)."""
     from datetime import UTC, datetime, timedelta
 
-    from gateway.api.stability_queries import near_tie_features
+    from gateway.stability.near_tie_queries import near_tie_features
 
     until = datetime.now(UTC)
     with database() as (_, sessions), sessions() as session:

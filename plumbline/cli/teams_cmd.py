@@ -14,10 +14,10 @@ teams_app = typer.Typer(no_args_is_help=True, help="Team policies: limits, bodie
 @teams_app.command("list")
 def list_teams() -> None:
     """Every team with its policies."""
-    from gateway.auth import repository
+    from plumbline.repositories import teams as team_repo
 
     with admin_transaction() as (_, session):
-        for team in repository.list_teams(session):
+        for team in team_repo.list_teams(session):
             bodies = "on" if team.store_bodies else "off"
             typer.echo(
                 f"{team.name:20}  rpm={team.requests_per_minute or '-'}  "

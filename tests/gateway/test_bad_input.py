@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.api import call_queries
+from gateway.recording import call_queries
 from tests.support.calls import CallReader
 from tests.support.gateway_process import GatewayProcess
 

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from gateway.auth import service as auth_service
 from gateway.auth.key_cache import KeyCache
 from gateway.auth.service import create_key, revoke_key
 from plumbline.db import create_db_engine, make_session_factory
@@ -50,7 +51,7 @@ def test_a_hung_database_delays_a_stale_key_lookup_not_the_call(
     url, sessions = database
     with sessions() as session, session.begin():
         key = create_key(session, "alpha", PEPPER).plaintext
-    cache = KeyCache(sessions, PEPPER, ttl_s=TTL_S)
+    cache = KeyCache(sessions, PEPPER, auth_service, ttl_s=TTL_S)
 
     async def scenario() -> None:
         first = await cache.resolve(key)
@@ -70,7 +71,7 @@ def test_a_revoked_key_is_refused_once_the_refresh_has_seen_it(
     _, sessions = database
     with sessions() as session, session.begin():
         key = create_key(session, "beta", PEPPER).plaintext
-    cache = KeyCache(sessions, PEPPER, ttl_s=TTL_S)
+    cache = KeyCache(sessions, PEPPER, auth_service, ttl_s=TTL_S)
 
     async def scenario() -> None:
         assert await cache.resolve(key) is not None

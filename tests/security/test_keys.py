@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from gateway.auth import keys as key_module
+from gateway.auth import service as auth_service
 from gateway.auth.key_cache import POSITIVE_TTL_S, KeyCache
 from gateway.auth.keys import KeyInfo
 from gateway.auth.service import (
@@ -120,11 +121,11 @@ def test_cached_verdicts_never_outlive_a_grace_period() -> None:
     base = KeyInfo(key_id=1, team_id=1, team_name="t", is_admin=False, store_bodies=False)
     soon = KeyInfo(**{**_fields(base), "revokes_at": datetime.now(UTC) + timedelta(seconds=4)})
     over = KeyInfo(**{**_fields(base), "revokes_at": datetime.now(UTC) - timedelta(seconds=1)})
-    cache = KeyCache(make_session_factory(create_db_engine("sqlite://")), PEPPER)
+    cache = KeyCache(make_session_factory(create_db_engine("sqlite://")), PEPPER, auth_service)
     assert cache._ttl(base) == POSITIVE_TTL_S
     assert 0 < cache._ttl(soon) <= 4
     assert cache._ttl(over) == 0
-    assert KeyCache(cache._sessions, PEPPER, ttl_s=2)._ttl(soon) == 2
+    assert KeyCache(cache._sessions, PEPPER, auth_service, ttl_s=2)._ttl(soon) == 2
 
 
 def _fields(info: KeyInfo) -> dict[str, object]:

@@ -14,7 +14,7 @@ import httpx
 import orjson
 import pytest
 
-from gateway.api import call_queries
+from gateway.recording import call_queries
 from plumbline.models import Call
 from simulator.process import SimulatorProcess
 from tests.security.stack import SecurityStack

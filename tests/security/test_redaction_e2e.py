@@ -8,7 +8,7 @@ import orjson
 import pytest
 from sqlalchemy import text
 
-from gateway.metering import logprob_codec
+from plumbline import logprob_codec
 from plumbline.db import create_db_engine
 from tests.security.stack import SECRET_TEXTS, SecurityStack, security_stack
 from tests.support.calls import CallReader

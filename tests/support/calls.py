@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from gateway.api import call_queries
-from gateway.metering import logprob_codec
+from gateway.recording import call_queries
+from plumbline import logprob_codec
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import Call
 

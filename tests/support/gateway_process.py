@@ -9,10 +9,10 @@ from typing import Any
 import yaml
 from sqlalchemy.orm import Session
 
-from gateway.auth.repository import team_by_name
 from gateway.auth.service import create_key
 from plumbline.child_process import ServerProcess, free_port, plumbline_command
 from plumbline.db import create_db_engine, make_session_factory
+from plumbline.repositories.teams import team_by_name
 
 TEST_PEPPER = "plumbline-test-pepper"
 

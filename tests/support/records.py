@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import orjson
 
 from gateway.ids import new_call_id
-from gateway.metering.logprob_codec import CHAT
 from gateway.metering.record import CallRecord
+from plumbline.logprob_codec import CHAT
 
 
 def logprob_entries(tokens: int, k: int) -> list[dict[str, object]]:

@@ -1,6 +1,6 @@
 """Through the gateway to the real vLLM: each call's row holds exactly what vLLM reported.
 
-Token counts equal vLLM's usage, stored logprobs (decoded with gateway.metering.logprob_codec)
+Token counts equal vLLM's usage, stored logprobs (decoded with plumbline.logprob_codec)
 equal vLLM's, engine queue / prefill / decode times equal vLLM's per-request `metrics`, and the
 client-side TTFT is never shorter than the engine's own queue plus prefill.
 """

@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from evals.gateway_client import Completion, GatewayCallError
 from evals.service.live_resampling import LiveJob, claim_job, queue_pending, store_outcome
 from evals.service.transaction import in_transaction
-from gateway.auth.repository import add_team
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import LiveSample
+from plumbline.repositories.teams import add_team
 from tests.support.databases import sqlite_database
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from gateway.config import LogprobCapture, LogprobMode
 from gateway.errors import GatewayError
-from gateway.metering.logprob_codec import CHAT, COMPLETION
 from gateway.proxy.request_plan import plan_request
+from plumbline.logprob_codec import CHAT, COMPLETION
 
 TOP5 = LogprobCapture()
 

@@ -9,11 +9,11 @@ import orjson
 import pytest
 
 from gateway.config import LogprobCapture, LogprobMode
-from gateway.metering.logprob_codec import CHAT
 from gateway.metering.record import CallRecord
 from gateway.proxy.request_plan import MeasurementPlan, plan_request
 from gateway.proxy.stream_transform import StreamTransform
 from gateway.proxy.upstream_errors import UpstreamProtocolError
+from plumbline.logprob_codec import CHAT
 from tests.support.captures import capture_events
 
 

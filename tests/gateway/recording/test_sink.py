@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import select, text
 
 from gateway.config import RecordingConfig
-from gateway.metering import logprob_codec
 from gateway.recording.rows import build_rows
 from gateway.recording.sink import LogSink
+from plumbline import logprob_codec
 from plumbline.db import create_db_engine
 from plumbline.migrate import upgrade_to_head
 from plumbline.models import Call, CallLogprobs

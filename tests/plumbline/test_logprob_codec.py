@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 
-from gateway.metering import logprob_codec
-from gateway.metering.logprob_codec import CHAT, COMPLETION
+from plumbline import logprob_codec
+from plumbline.logprob_codec import CHAT, COMPLETION
 from tests.support.captures import capture_body
 
 

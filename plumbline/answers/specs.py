@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from evals.answers.normalize import normalize_text
-from evals.answers.units import find_unit
+from plumbline.answers.normalize import normalize_text
+from plumbline.answers.units import find_unit
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 

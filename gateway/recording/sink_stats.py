@@ -1,0 +1,23 @@
+"""SinkStats: a log sink's counters, apart from the sink so the proxy reads them without the ORM."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class SinkStats:
+    """Counters the sink exposes in /metrics and /health."""
+
+    submitted: int = 0
+    # Records the journal step has finished with (journaled, spooled or dropped).
+    journaled: int = 0
+    written: int = 0
+    spooled: int = 0
+    replayed: int = 0
+    dropped: int = 0
+    failed_batches: int = 0
+    # Rows the database refused for their content, kept in the spool's quarantine directory.
+    quarantined: int = 0
+    database_up: bool = True
+    last_batch_seconds: float = 0.0

@@ -1,0 +1,1 @@
+"""Stability reads: the SQL behind the stability report and the stability gauges."""

@@ -1,0 +1,1 @@
+"""Answer specifications (a suite's or a sampled feature's `answer:`) and their text rules."""

@@ -1,0 +1,1 @@
+"""Repositories the whole product shares (the kit's SQL)."""
