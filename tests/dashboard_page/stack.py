@@ -34,6 +34,7 @@ from tests.dashboard_page.traffic import (
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import TEST_PEPPER, GatewayProcess, gateway_config, issue_key
 from tests.support.scenarios import simulator_config
+from tests.support.waiting import wait_for, wait_past_wall_clock
 from tests.workers.processes import CeleryProcess
 from workers.app import create_celery_app
 
@@ -61,18 +62,12 @@ class DashboardStack:
 
 
 def _wait(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(check, timeout=timeout, what=what, poll=0.2)
 
 
 def _next_bucket(step_s: int) -> None:
     now = time.time()
-    time.sleep((now // step_s + 1) * step_s - now + 0.05)
+    wait_past_wall_clock((now // step_s + 1) * step_s, what=f"the next {step_s} s bucket")
 
 
 def _import_suite(gateway_url: str, key: str, text: str) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,11 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import openai
 import psycopg
 from openai.types.chat import ChatCompletionMessageParam
-from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import make_url
 
 from plumbline.migrate import upgrade_to_head
@@ -31,6 +28,7 @@ from tests.dashboards.dashboard_files import DASHBOARDS
 from tests.evals_integration.scripted import scenarios, suite_yaml
 from tests.support.databases import PG_ADMIN_URL
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+from tests.support.sink_written import wait_until_sink_written
 
 READER_SCRIPT = DASHBOARDS / "postgres" / "grafana-reader.sh"
 QUESTION: list[ChatCompletionMessageParam] = [
@@ -119,17 +117,7 @@ def send_traffic(gateway: GatewayProcess, keys: dict[str, str]) -> None:
 
 def wait_until_written(gateway: GatewayProcess, timeout: float = 30.0) -> None:
     """Block until the log sink has written every call it was given."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        records = {}
-        text = httpx.get(f"{gateway.url}/metrics").text
-        for family in text_string_to_metric_families(text):
-            if family.name == "plumbline_sink_records":
-                records = {s.labels["outcome"]: s.value for s in family.samples}
-        if records and records["submitted"] == records["written"]:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"log sink still writing after {timeout} s")
+    wait_until_sink_written(gateway.url, timeout)
 
 
 def run_evals(database_url: str, gateway: GatewayProcess, admin_key: str, workdir: Path) -> None:

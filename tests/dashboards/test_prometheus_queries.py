@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from tests.dashboards.panel_queries import resolve_variables
 from tests.dashboards.prometheus_server import PrometheusServer
 from tests.dashboards.promql_names import expand_promql, metric_names
 from tests.dashboards.stack import DashboardStack, send_traffic
+from tests.support import waiting
 
 pytestmark = pytest.mark.xdist_group("dashboards-stack")
 PROM_TARGETS = targets(PROMETHEUS_TYPE)
@@ -114,12 +114,7 @@ def prometheus(populated: DashboardStack) -> Iterator[PrometheusServer]:
 
 def wait_for(probe: Any, what: str, timeout: float = 60.0) -> Any:
     """Poll until `probe()` is truthy (Prometheus scrapes and evaluates once a second)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := probe():
-            return found
-        time.sleep(0.25)
-    raise AssertionError(f"Prometheus never showed {what} within {timeout} s")
+    return waiting.wait_for(probe, timeout=timeout, what=f"Prometheus showing {what}", poll=0.25)
 
 
 @pytest.mark.parametrize("target", PROM_TARGETS, ids=[t.label for t in PROM_TARGETS])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ from plumbline.models import Call, Team
 from tests.evals_integration.scripted import scenarios, suite_yaml
 from tests.evals_integration.stack import EvalStack, eval_stack
 from tests.support.gateway_process import issue_key
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.xdist_group("evals_api")
 YAML = {"Content-Type": "application/yaml"}
@@ -165,14 +165,13 @@ def test_unscored_and_unknown_runs_say_why(stack: EvalStack, keys: dict[str, str
 
 def wait_for_run(client: httpx.Client, run_id: int, timeout_s: float = 120.0) -> dict[str, Any]:
     """Poll a run until it leaves pending/running."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+
+    def finished() -> dict[str, Any] | None:
         run = client.get(f"/api/evals/runs/{run_id}")
         assert run.status_code == 200, run.text
-        if run.json()["status"] not in ("pending", "running"):
-            return dict(run.json())
-        time.sleep(0.2)
-    raise AssertionError(f"run {run_id} did not finish in {timeout_s} s")
+        return None if run.json()["status"] in ("pending", "running") else dict(run.json())
+
+    return wait_for(finished, timeout=timeout_s, what=f"run {run_id} to finish", poll=0.2)
 
 
 def test_out_of_range_ids_and_oversized_names_are_400s_not_500s(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -12,6 +11,7 @@ import pytest
 from gateway.recording import call_queries
 from tests.support.calls import CallReader
 from tests.support.gateway_process import GatewayProcess
+from tests.support.sink_written import wait_until_sink_written
 
 pytestmark = pytest.mark.xdist_group("gateway-e2e")
 CHAT = "/v1/chat/completions"
@@ -128,7 +128,8 @@ def test_read_api_rejects_bad_parameters(gateway: GatewayProcess, team_key: str)
 
 
 def test_no_bad_input_left_a_500(gateway: GatewayProcess, database: str, calls: CallReader) -> None:
-    time.sleep(0.2)
+    # Every call above was answered, so its record was handed over: wait until all are written.
+    wait_until_sink_written(gateway.url)
     with calls.sessions() as session:
         rows = call_queries.page_of_calls(
             session, call_queries.CallFilter(team_id=None, status="500"), 500, None

@@ -6,7 +6,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import redis
 
 from plumbline.child_process import free_port
+from tests.support.waiting import wait_until
 
 
 class RedisServer:
@@ -40,17 +40,19 @@ class RedisServer:
         with log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         client = redis.Redis.from_url(self.url, socket_timeout=1)
-        deadline = time.monotonic() + 10
+
+        def answers() -> bool:
+            try:
+                return bool(client.ping())
+            except redis.ConnectionError:
+                return False
+
         try:
-            while time.monotonic() < deadline:
-                try:
-                    if client.ping():
-                        return
-                except redis.ConnectionError:
-                    time.sleep(0.05)
+            wait_until(answers, timeout=10, what=f"redis-server on port {self.port}")
+        except AssertionError as error:
+            raise RuntimeError(str(error)) from None
         finally:
             client.close()
-        raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def kill(self) -> None:
         """SIGKILL: everything it held (queued and unacked messages, leases) is gone."""

@@ -25,6 +25,7 @@ from tests.reliability.process_handles import cpu_and_wait_s, favour
 from tests.reliability.stack import QUESTION, reliability_config, running_gateway
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, issue_key
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow]
 
@@ -72,14 +73,12 @@ async def _clients(base_url: str, key: str) -> list[HangUp]:
 
 def _settled_stats(simulator: SimulatorProcess, cancelled: int) -> dict[str, Any]:
     """The simulator's stats once `cancelled` requests were cancelled and none is in flight."""
-    deadline = time.monotonic() + 15
-    stats: dict[str, Any] = simulator.stats()
-    while time.monotonic() < deadline:
-        if stats["cancelled"] >= cancelled and stats["in_flight"] == 0:
-            break
-        time.sleep(0.2)
-        stats = simulator.stats()
-    return stats
+
+    def settled() -> dict[str, Any] | None:
+        stats: dict[str, Any] = simulator.stats()
+        return stats if stats["cancelled"] >= cancelled and stats["in_flight"] == 0 else None
+
+    return wait_for(settled, timeout=15, what=f"{cancelled} cancelled, none in flight", poll=0.2)
 
 
 def _round(simulator: SimulatorProcess, gateway: GatewayProcess, database: str, key: str) -> float:

@@ -24,6 +24,7 @@ from tests.reliability.postgres_cluster import PostgresCluster, postgres_cluster
 from tests.reliability.stack import LIGHT, ZERO_TIME, reliability_config, running_gateway
 from tests.reliability.traffic import CallOutcome, TrafficClient, served_rate
 from tests.support.gateway_process import GatewayProcess, issue_key
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow]
 
@@ -70,13 +71,12 @@ async def _kill_under_load(
 def _replay(config: dict[str, Any], database: str, spool: Path) -> dict[str, float]:
     """Start a new gateway on the dead one's spool and wait until it replayed every file."""
     with running_gateway(config, database, spool) as restarted:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+
+        def replayed() -> dict[str, float] | None:
             state = sink_state(restarted.url)
-            if state["pending_files"] == 0:
-                return state
-            time.sleep(0.2)
-    raise AssertionError(f"spool not replayed: {state}")
+            return state if state["pending_files"] == 0 else None
+
+        return wait_for(replayed, timeout=60, what="every spool file replayed", poll=0.2)
 
 
 def _kill_and_count(

@@ -32,7 +32,10 @@ from tests.workers.suites import STABLE_CAP, import_yaml, scenarios, suite_yaml
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow, pytest.mark.timeout(400)]
 
 SAMPLES = 120
-OUTAGE_S = 10.0
+# The outage lasts until every worker has failed this many reconnects (Celery backs off 2, 4,
+# 6 s...): long enough that a run which did not pause would have gone on without Redis.
+FAILED_RECONNECTS = 3
+CANNOT_CONNECT = "Cannot connect to redis"
 
 
 @pytest.fixture(scope="module")
@@ -79,13 +82,24 @@ def test_redis_killed_mid_run_the_run_completes_once(
         return _count(stack, EvalSample.run_id == run_id, EvalSample.status == "done")
 
     wait_for(lambda: done() >= SAMPLES // 4, 60, "a quarter of the samples", stack)
+    refused_before = [w.log().count(CANNOT_CONNECT) for w in workers]
     broker.kill()
+    killed = time.monotonic()
     done_at_kill = done()
-    time.sleep(OUTAGE_S)
+    wait_for(
+        lambda: all(
+            w.log().count(CANNOT_CONNECT) - before >= FAILED_RECONNECTS
+            for w, before in zip(workers, refused_before, strict=True)
+        ),
+        60,
+        f"every worker failing {FAILED_RECONNECTS} reconnects to the dead broker",
+        stack,
+    )
     done_at_return = done()
     finalised_during_outage = _finalised(stack, run_id) is not None
     broker.start()
     returned = time.monotonic()
+    outage_s = returned - killed
     wait_for(lambda: _finalised(stack, run_id), 150, "the run to be finalised", stack)
     recovery_s = time.monotonic() - returned
 
@@ -113,7 +127,7 @@ def test_redis_killed_mid_run_the_run_completes_once(
         gateway_calls=calls,
         samples_sent_twice=sum(1 for s in samples if s.attempts > 1),
         samples_sent_three_times=sum(1 for s in samples if s.attempts > 2),
-        outage_s=OUTAGE_S,
+        outage_s=outage_s,
         recovery_s=recovery_s,
         total_s=time.monotonic() - started,
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from gateway.recording.sink import LogSink
 from plumbline.db import create_db_engine
 from tests.support.databases import sqlite_database
 from tests.support.records import make_record
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -39,9 +39,7 @@ def test_records_reach_the_journal_while_the_database_hangs(
     try:
         for _ in range(50):
             sink.submit(make_record(tokens=5))
-        deadline = time.monotonic() + 3
-        while _journaled_records(sink) < 50 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: _journaled_records(sink) >= 50, timeout=3, what="50 records", poll=0.01)
         # On disk while the writer still waits for the database's first word.
         assert _journaled_records(sink) == 50
         assert sink.stats.written == 0 and sink.queue_depth == 0

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import time
+from typing import Any
 
 import httpx
+
+from tests.support.waiting import wait_for
 
 YAML = {"Content-Type": "application/yaml"}
 
@@ -45,11 +47,11 @@ def import_and_run(client: httpx.Client, text: str, timeout: float = 120) -> tup
     started = client.post(f"/api/evals/suites/{suite_id}/runs")
     assert started.status_code == 202, started.text
     run_id = int(started.json()["id"])
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = client.get(f"/api/evals/runs/{run_id}").json()
-        if run["status"] in ("completed", "partial", "failed"):
-            assert run["status"] == "completed", run
-            return suite_id, run_id
-        time.sleep(0.3)
-    raise AssertionError(f"run {run_id} did not finish in {timeout} s")
+
+    def finished() -> dict[str, Any] | None:
+        run: dict[str, Any] = client.get(f"/api/evals/runs/{run_id}").json()
+        return run if run["status"] in ("completed", "partial", "failed") else None
+
+    run = wait_for(finished, timeout=timeout, what=f"run {run_id} to finish", poll=0.3)
+    assert run["status"] == "completed", run
+    return suite_id, run_id

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import orjson
+
+from tests.support.waiting import wait_until
 
 Reader = asyncio.StreamReader
 Writer = asyncio.StreamWriter
@@ -112,11 +113,12 @@ class HostileBackend:
 
     def wait_for(self, condition: Callable[[], bool], timeout: float = 20.0) -> None:
         """Poll `condition` until it holds, or fail after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError("the backend never saw what the test waited for")
-            time.sleep(0.02)
+        wait_until(
+            condition,
+            timeout=timeout,
+            what="the backend seeing what the test waited for",
+            poll=0.02,
+        )
 
     def posts_for(self, request_id: str) -> list[Post]:
         """POSTs that carried this X-Request-Id."""

@@ -6,7 +6,6 @@ prompt text, suite name) that must never show up in anything A's key can read.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -16,6 +15,7 @@ import openai
 from tests.security.evals import NEAR_TIE, import_and_run, suite_yaml
 from tests.security.stack import SecurityStack
 from tests.support.calls import CallReader
+from tests.support.waiting import wait_for
 
 MISSING_ID = 2**31 - 2
 MISSING_CALL = "0000000000000000000000000000beef"
@@ -98,11 +98,12 @@ def run_suite(stack: SecurityStack, team: Team) -> None:
         text = suite_yaml(team.suite_name, team.name, *NEAR_TIE)
         team.suite_id, team.run_id = import_and_run(client, text)
         # The alert decision is committed just after the run reads as completed.
-        deadline = time.monotonic() + 30
-        while not team.alert_ids and time.monotonic() < deadline:
+
+        def alert_ids() -> list[int]:
             alerts = client.get("/api/alerts", params={"status": "all"}).json()["data"]
-            team.alert_ids = [a["id"] for a in alerts if a["suite_id"] == team.suite_id]
-            time.sleep(0.2)
+            return [a["id"] for a in alerts if a["suite_id"] == team.suite_id]
+
+        team.alert_ids = wait_for(alert_ids, timeout=30, what="the suite's alert", poll=0.2)
         listed = client.get(f"/api/evals/suites/{team.suite_id}/paraphrases").json()["data"]
         team.paraphrase_ids = [p["id"] for p in listed]
     assert team.alert_ids and team.paraphrase_ids, team

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from typing import Any
 
 import httpx
@@ -15,6 +14,7 @@ from plumbline.child_process import plumbline_command
 from plumbline.db import create_db_engine
 from tests.security.stack import SecurityStack
 from tests.support.gateway_process import TEST_PEPPER
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.xdist_group("security-admin")
 MESSAGES = [{"role": "user", "content": "What is the governing law?"}]
@@ -134,8 +134,10 @@ def test_a_cli_revoke_reaches_the_gateway_within_the_cache_ttl(
             check=False,
         )
         assert revoked.returncode == 0, revoked.stderr
-        deadline = time.monotonic() + 2 + 10
-        while _chat(small, key) == 200:
-            assert time.monotonic() < deadline, "revoked key still accepted after the TTL"
-            time.sleep(0.2)
+        wait_until(
+            lambda: _chat(small, key) != 200,
+            timeout=2 + 10,
+            what="the revoked key refused once the key cache's TTL passed",
+            poll=0.2,
+        )
         assert _chat(small, key) == 401

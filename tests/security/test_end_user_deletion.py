@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +16,7 @@ from tests.security.evals import STABLE, import_and_run, suite_yaml
 from tests.security.stack import SecurityStack, security_stack
 from tests.support.calls import CallReader
 from tests.support.gateway_process import TEST_PEPPER
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.xdist_group("security-deletion")
 QUESTION = [{"role": "user", "content": "What is the governing law of the agreement?"}]
@@ -58,14 +58,17 @@ def _calls(stack: SecurityStack, who: str, user: str, count: int) -> list[str]:
 
 def _wait_live_samples(stack: SecurityStack, call_ids: list[str]) -> None:
     engine = create_db_engine(stack.database_url)
-    deadline = time.monotonic() + 15
+    query = select(func.count()).where(LiveSample.call_id.in_(call_ids))
     with make_session_factory(engine)() as session:
-        while time.monotonic() < deadline:
-            query = select(func.count()).where(LiveSample.call_id.in_(call_ids))
-            if session.scalar(query) == len(call_ids):
-                break
-            time.sleep(0.1)
-    engine.dispose()
+        try:
+            wait_until(
+                lambda: session.scalar(query) == len(call_ids),
+                timeout=15,
+                what="a live sample of every call",
+                poll=0.1,
+            )
+        finally:
+            engine.dispose()
 
 
 def test_deleting_an_end_user_removes_their_data_only(stack: SecurityStack) -> None:

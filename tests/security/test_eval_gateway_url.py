@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -20,6 +19,7 @@ from tests.support.databases import sqlite_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.listener import Listener
 from tests.support.scenarios import INDEMNITY, simulator_config
+from tests.support.waiting import wait_for
 from workers.runtime import WorkerRuntime
 
 
@@ -100,13 +100,12 @@ def test_without_an_eval_key_a_run_is_refused_not_sent_with_the_callers_key(
 
 def finished(client: httpx.Client, run_id: int, timeout: float = 120) -> dict[str, object]:
     """The run once it stops running."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def done() -> dict[str, object] | None:
         run: dict[str, object] = client.get(f"/api/evals/runs/{run_id}").json()
-        if run["status"] in ("completed", "partial", "failed"):
-            return run
-        time.sleep(0.2)
-    raise AssertionError(f"run {run_id} did not finish in {timeout} s")
+        return run if run["status"] in ("completed", "partial", "failed") else None
+
+    return wait_for(done, timeout=timeout, what=f"run {run_id} to finish", poll=0.2)
 
 
 def test_a_run_started_with_a_forged_host_sends_nothing_there(configured: EvalGateway) -> None:

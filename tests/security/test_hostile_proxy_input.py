@@ -28,6 +28,7 @@ from tests.security.hostile_inputs import HEADERS, RAW_BODIES, encode, openai_re
 from tests.security.stack import SecurityStack, security_stack
 from tests.security.tally import Tally, examples
 from tests.support.calls import CallReader
+from tests.support.sink_written import wait_until_sink_written
 
 pytestmark = pytest.mark.xdist_group("security-hostile-proxy")
 CANARY = "PROMPT-CANARY-5f1e"
@@ -247,7 +248,7 @@ def test_nothing_left_a_500_and_metrics_labels_stay_bounded(
     stack: SecurityStack, client: httpx.Client, tally: Tally
 ) -> None:
     assert client.post(ENDPOINTS["chat"], content=b'{"model": "tiny"}').status_code < 500
-    time.sleep(0.5)  # the log sink writes every 20 ms
+    wait_until_sink_written(stack.url)  # every call above answered, so handed to the sink
     engine = create_db_engine(stack.database_url)
     with make_session_factory(engine)() as session:
         server_errors = session.scalar(

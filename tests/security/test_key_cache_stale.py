@@ -15,6 +15,7 @@ from gateway.auth.key_cache import KeyCache
 from gateway.auth.service import create_key, revoke_key
 from plumbline.db import create_db_engine, make_session_factory
 from tests.support.databases import postgres_database
+from tests.support.waiting import wait_until
 
 PEPPER = "stale-pepper"
 TTL_S = 0.05
@@ -29,9 +30,13 @@ def database() -> Iterator[tuple[str, sessionmaker[Session]]]:
 
 
 def _expire(cache: KeyCache) -> None:
-    """Let every cached verdict pass its TTL (a short sleep; the TTL is 50 ms)."""
-    time.sleep(TTL_S * 2)
-    assert all(expires < time.monotonic() for expires, _ in cache._entries.values())
+    """Return once every cached verdict is past its TTL (50 ms)."""
+    wait_until(
+        lambda: all(expires < time.monotonic() for expires, _ in cache._entries.values()),
+        timeout=5,
+        what="every cached verdict past its TTL",
+        poll=TTL_S / 5,
+    )
 
 
 async def _resolve_while_keys_are_locked(url: str, cache: KeyCache, key: str) -> object:

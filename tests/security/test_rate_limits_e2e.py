@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import openai
 import pytest
 
 from tests.security.stack import SecurityStack
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.xdist_group("security-rate-limits")
 MESSAGES = [{"role": "user", "content": "What is the governing law of the agreement?"}]
@@ -27,13 +26,17 @@ def _calls_until(
     stack: SecurityStack, team: str, params: dict[str, str], count: int
 ) -> list[dict[str, object]]:
     """The team's calls matching `params`, once `count` are written (records land async)."""
-    deadline = time.monotonic() + 10
     with stack.api(team) as api:
-        while True:
-            rows: list[dict[str, object]] = api.get("/api/calls", params=params).json()["data"]
-            if len(rows) >= count or time.monotonic() > deadline:
-                return rows
-            time.sleep(0.05)
+
+        def rows() -> list[dict[str, object]]:
+            found: list[dict[str, object]] = api.get("/api/calls", params=params).json()["data"]
+            return found
+
+        try:
+            wait_until(lambda: len(rows()) >= count, timeout=10, what=f"{count} calls")
+        except AssertionError:
+            pass  # the caller's assertion on the rows says what is missing
+        return rows()
 
 
 def test_team_requests_per_minute_apply_at_once_and_answer_429(stack: SecurityStack) -> None:

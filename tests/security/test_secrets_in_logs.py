@@ -7,7 +7,6 @@ deliveries), then searches every log line for every secret and every key's secre
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -29,6 +28,7 @@ from tests.security.evals import NEAR_TIE, YAML, suite_yaml
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config
 from tests.support.scenarios import simulator_config
+from tests.support.waiting import wait_until
 from tests.workers.processes import CeleryProcess
 from tests.workers.stack import FAST, flatten
 from workers.app import create_celery_app
@@ -185,15 +185,18 @@ def _fail_everything(stack: LoggedStack) -> None:
     run = in_transaction(sessions, create_run, int(suite.json()["suite"]["id"]), team_id=None)
     producer = create_celery_app(Settings.model_validate(stack.settings))
     producer.send_task("evals.start_run", args=[run.run_id])
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+
+    def retried() -> bool:
         with sessions() as session:
             attempts = session.scalars(select(AlertNotification.attempts)).all()
-        if attempts and all(a >= 2 for a in attempts):
-            break
-        time.sleep(0.5)
-    engine.dispose()
-    assert attempts and all(a >= 2 for a in attempts), stack.worker.log()[-3000:]
+        return bool(attempts) and all(a >= 2 for a in attempts)
+
+    try:
+        wait_until(retried, timeout=120, what="every notification attempted twice", poll=0.5)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{stack.worker.log()[-3000:]}") from None
+    finally:
+        engine.dispose()
 
 
 def test_no_secret_reaches_any_log(stack: LoggedStack) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -31,6 +30,7 @@ from tests.support.databases import sqlite_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.listener import Listener
 from tests.support.scenarios import INDEMNITY, simulator_config
+from tests.support.waiting import wait_for
 
 SECRET = b'{"Code": "Success", "SecretAccessKey": "metadata-secret-do-not-echo"}'
 
@@ -57,15 +57,21 @@ class ChannelStack:
         with self.api("alpha") as client:
             started = client.post(f"/api/evals/suites/{suite_id}/runs")
             assert started.status_code == 202, started.text
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
+
+            def attempted() -> dict[str, Any] | None:
                 listed = client.get("/api/alerts", params={"suite_id": suite_id}).json()["data"]
-                if listed:
-                    alert: dict[str, Any] = client.get(f"/api/alerts/{listed[0]['id']}").json()
-                    if alert["notifications"] and alert["notifications"][0]["attempts"]:
-                        return alert
-                time.sleep(0.2)
-        raise AssertionError(f"suite {suite_id} fired no alert with a delivery attempt")
+                if not listed:
+                    return None
+                alert: dict[str, Any] = client.get(f"/api/alerts/{listed[0]['id']}").json()
+                notifications = alert["notifications"]
+                return alert if notifications and notifications[0]["attempts"] else None
+
+            return wait_for(
+                attempted,
+                timeout=120,
+                what=f"suite {suite_id} firing an alert with a delivery attempt",
+                poll=0.2,
+            )
 
 
 @pytest.fixture(scope="module")

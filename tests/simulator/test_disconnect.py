@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,6 +9,7 @@ import httpx
 import pytest
 
 from simulator.process import SimulatorProcess
+from tests.support.waiting import wait_for
 
 LONG = {
     "messages": [{"role": "user", "content": "Write a long essay."}],
@@ -32,12 +32,11 @@ def fresh(slow: SimulatorProcess) -> SimulatorProcess:
 
 
 def _wait_for(sim: SimulatorProcess, cancelled: int) -> dict[str, Any]:
-    deadline = time.monotonic() + 10
-    stats: dict[str, Any] = sim.stats()
-    while time.monotonic() < deadline and stats["cancelled"] < cancelled:
-        time.sleep(0.02)
-        stats = sim.stats()
-    return stats
+    def stats() -> dict[str, Any] | None:
+        now: dict[str, Any] = sim.stats()
+        return now if now["cancelled"] >= cancelled else None
+
+    return wait_for(stats, timeout=10, what=f"{cancelled} cancelled", poll=0.02)
 
 
 def _aborted(sim: SimulatorProcess) -> float:

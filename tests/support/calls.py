@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from gateway.recording import call_queries
 from plumbline import logprob_codec
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import Call
+from tests.support.waiting import wait_for
 
 
 class CallReader:
@@ -20,14 +20,12 @@ class CallReader:
 
     def wait(self, call_id: str, timeout: float = 15.0) -> Call:
         """The call's row, once the sink has written it."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def row() -> Call | None:
             with self.sessions() as session:
-                call = call_queries.one_call(session, call_id, None)
-                if call is not None:
-                    return call
-            time.sleep(0.05)
-        raise AssertionError(f"call {call_id} was not recorded within {timeout} s")
+                return call_queries.one_call(session, call_id, None)
+
+        return wait_for(row, timeout=timeout, what=f"call {call_id} recorded")
 
     def logprobs(self, call: Call) -> dict[int, Any] | None:
         """The decoded logprobs of a call."""

@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gateway.routing.health import parse_engine_gauges
 from tests.support.calls import CallReader
 from tests.support.gateway_process import GatewayProcess, gateway_config
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
 
@@ -144,12 +145,11 @@ def test_gateway_metrics_show_the_backends_engine_gauges(
     # With vLLM idle, the gateway's copy of its gauges soon equals vLLM's own /metrics page.
     own = parse_engine_gauges(http.get("/metrics").text)
     assert set(own) == GAUGES
-    deadline = time.monotonic() + 20
-    up, gauges = _engine_gauges(gateway_http, vllm_server)
-    while (up, gauges) != (1.0, own):
-        assert time.monotonic() < deadline, f"gateway shows up={up} {gauges}, vLLM {own}"
-        time.sleep(0.05)
-        up, gauges = _engine_gauges(gateway_http, vllm_server)
+    wait_until(
+        lambda: _engine_gauges(gateway_http, vllm_server) == (1.0, own),
+        timeout=20,
+        what=f"the gateway showing vLLM's own gauges {own}",
+    )
 
 
 def test_engine_gauges_of_a_busy_vllm(http: httpx.Client) -> None:

@@ -6,11 +6,11 @@ import os
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from types import TracebackType
 
 from plumbline.child_process import plumbline_command
+from tests.support.waiting import wait_until
 
 READY = {"worker": " ready.", "beat": "beat: Starting"}
 
@@ -36,15 +36,21 @@ class CeleryProcess:
                 env=self.env,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+        process = self.process
+
+        def ready() -> bool:
+            if process.poll() is not None:
                 raise RuntimeError(f"{self.role} exited at start-up:\n{self.log()[-4000:]}")
-            if READY[self.role] in self.log():
-                return self
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"{self.role} not ready after {self.timeout} s:\n{self.log()[-4000:]}")
+            return READY[self.role] in self.log()
+
+        try:
+            wait_until(ready, timeout=self.timeout, what=f"{self.role} ready line", poll=0.1)
+        except AssertionError:
+            self.stop()
+            raise RuntimeError(
+                f"{self.role} not ready after {self.timeout} s:\n{self.log()[-4000:]}"
+            ) from None
+        return self
 
     def log(self) -> str:
         """Everything the process wrote so far."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -17,6 +16,7 @@ from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
 from plumbline.settings_env import settings_environment
 from simulator.process import SimulatorProcess
+from tests.support import waiting
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.workers.processes import CeleryProcess
@@ -106,13 +106,10 @@ class HasLogs(Protocol):
 
 def wait_for(check: Callable[[], T | None], timeout: float, what: str, stack: HasLogs) -> T:
     """Poll until `check` returns something truthy; fail with the processes' logs."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}\n{stack.logs()[-6000:]}")
+    try:
+        return waiting.wait_for(check, timeout=timeout, what=what, poll=0.2)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{stack.logs()[-6000:]}") from None
 
 
 @contextmanager

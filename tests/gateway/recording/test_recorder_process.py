@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from gateway.recording.recorder_process import RecorderProcess
 from plumbline.models import Call, CallLogprobs
 from tests.support.databases import count_rows, postgres_database
 from tests.support.records import make_record
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -24,13 +24,8 @@ def database_url() -> Iterator[str]:
         yield url
 
 
-def _wait_for(condition: object, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if callable(condition) and condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
+def _wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    wait_until(condition, timeout=timeout, what="the recorder's condition", poll=0.02)
 
 
 def _recorder(url: str, spool: Path, seen: list[CallObservation]) -> RecorderProcess:

@@ -19,6 +19,7 @@ from plumbline.migrate import upgrade_to_head
 from plumbline.models import Call, CallLogprobs
 from tests.support.databases import PG_ADMIN_URL, count_rows, postgres_database, sqlite_database
 from tests.support.records import logprob_entries, make_record
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture(params=["postgres", "sqlite"])
@@ -109,9 +110,7 @@ def test_outage_spools_then_replays_everything(tmp_path: Path) -> None:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
         upgrade_to_head(url)
-        deadline = time.monotonic() + 20
-        while sink.stats.replayed < 120 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: sink.stats.replayed >= 120, timeout=20, what="120 records replayed")
         sink.stop()
         assert sink.stats.replayed == 120
         assert sink.spool.pending_files() == []
@@ -132,8 +131,6 @@ def test_a_full_queue_spills_to_the_spool(tmp_path: Path) -> None:
         assert sink.stats.spooled == 5
         sink.start()
         assert sink.flush()
-        deadline = time.monotonic() + 10
-        while sink.stats.replayed < 5 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: sink.stats.replayed >= 5, timeout=10, what="5 records replayed")
         sink.stop()
         assert count_rows(url, Call) == 15
