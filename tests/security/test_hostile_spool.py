@@ -11,7 +11,6 @@ are written and the refused one is quarantined and counted, not taken for an out
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from tests.reliability.postgres_cluster import PostgresCluster, postgres_cluster
 from tests.reliability.stack import ZERO_TIME, reliability_config, running_gateway
 from tests.support.gateway_process import issue_key
 from tests.support.records import make_record
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.timeout(300)]
 SECRET = "prompt-secret-7d2c9e41"
@@ -69,11 +69,7 @@ def _body(extra: dict[str, Any] | bytes) -> bytes:
 
 
 def _until(check: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(0.1)
+    wait_until(check, timeout=timeout, what=what, poll=0.1)
 
 
 def _legacy_value(value: Any) -> Any:

@@ -8,7 +8,6 @@ flooding request its own client address, or one address to many.
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from simulator.process import SimulatorProcess
 from tests.support.calls import CallReader
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.xdist_group("security-key-flood")
 BODY = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
@@ -86,11 +86,7 @@ def waiting_lookups(watcher: psycopg.Connection) -> int:
 
 def until(condition: Callable[[], bool], what: str, within_s: float = 30.0) -> None:
     """Poll `condition` until it holds; fail after `within_s` (a guard, not a measurement)."""
-    deadline = time.monotonic() + within_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {within_s} s: {what}")
-        time.sleep(0.05)
+    wait_until(condition, timeout=within_s, what=what)
 
 
 def random_key(prefix: str | None = None) -> str:
