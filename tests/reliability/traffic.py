@@ -16,12 +16,6 @@ import aiohttp
 import orjson
 
 ERROR_KEYS = {"message", "type", "param", "code"}
-# The gateway (uvicorn) closes a keep-alive connection after 5 s idle. aiohttp keeps idle ones
-# for 15 s and reuses the oldest first, so once a slow spell has grown its pool it sends calls on
-# connections the gateway is closing: "Server disconnected", no answer (336 calls at once in a
-# Postgres outage at load 8). Reusing only connections idle under 1 s leaves 4 s for both
-# sides' event-loop lag before the race can happen.
-KEEPALIVE_S = 1.0
 DONE = b"data: [DONE]"
 
 
@@ -89,8 +83,7 @@ class TrafficClient:
     def session(self, limit: int = 0) -> aiohttp.ClientSession:
         """A client session with `limit` connections at most (0: unbounded)."""
         return aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=limit, keepalive_timeout=KEEPALIVE_S),
-            timeout=self.timeout,
+            connector=aiohttp.TCPConnector(limit=limit), timeout=self.timeout
         )
 
     async def call(self, session: aiohttp.ClientSession, body: bytes) -> CallOutcome:
