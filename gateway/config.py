@@ -172,6 +172,11 @@ class Limits(_Strict):
     body_read_timeout_s: float = 30.0
     # SIGTERM: calls in flight get this long to finish before they are cut and recorded.
     drain_timeout_s: int = Field(default=30, ge=0, le=3600)
+    # An idle client connection is closed after this long. It outlasts what clients keep one
+    # for (openai SDK / httpx 5 s, aiohttp 15 s, balancers 60 s), so the client closes first:
+    # at uvicorn's 5 s a busy client sent calls on connections being closed ("Server
+    # disconnected", no answer).
+    keep_alive_s: int = Field(default=75, ge=1, le=3600)
     backends: BackendLimits = Field(default_factory=BackendLimits)
 
 

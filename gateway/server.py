@@ -28,4 +28,5 @@ def serve(settings: Settings, config: GatewayConfig, host: str, port: int) -> No
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=config.limits.drain_timeout_s,
+        timeout_keep_alive=config.limits.keep_alive_s,
     )

@@ -28,6 +28,9 @@ NEGATIVE_TTL_S = 5.0
 # How long past its TTL a granted key is still served while a background lookup refreshes it:
 # a slow or hung database then delays revocations, never calls.
 STALE_S = 300.0
+# After a failed background refresh a key is looked up again only this much later: a database
+# that is down then costs one attempt per key every few seconds, not one per call.
+REFRESH_RETRY_S = NEGATIVE_TTL_S
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -65,6 +68,8 @@ class KeyCache:
         self._teams: OrderedDict[str, tuple[float, KeyInfo | None]] = OrderedDict()
         # Background refreshes of stale keys: one per key, referenced so none is collected.
         self._refreshing: dict[bytes, asyncio.Task[None]] = {}
+        # Keys whose last refresh failed: when the next one may start.
+        self._refresh_after: OrderedDict[bytes, float] = OrderedDict()
         self.lookups_started = 0
         self.lookups_refused = 0
         self.lookups_throttled = 0
@@ -140,6 +145,8 @@ class KeyCache:
         return info.revokes_at is None or info.revokes_at > datetime.now(UTC)
 
     def _refresh_later(self, digest: bytes, plaintext: str) -> None:
+        if self._refresh_after.get(digest, 0.0) > time.monotonic():
+            return
         if digest not in self._refreshing:
             task = asyncio.get_running_loop().create_task(self._refresh(digest, plaintext))
             self._refreshing[digest] = task
@@ -151,7 +158,10 @@ class KeyCache:
             )
         except SQLAlchemyError as error:
             log.warning("key lookup failed; serving the cached verdict: %s", error)
+            retry_at = time.monotonic() + REFRESH_RETRY_S
+            _bounded_put(self._refresh_after, digest, retry_at, self.limits.max_granted_keys)
         else:
+            self._refresh_after.pop(digest, None)
             self._store(digest, info)
         finally:
             self._refreshing.pop(digest, None)
@@ -212,6 +222,7 @@ class KeyCache:
         self._entries.clear()
         self._unknown.clear()
         self._teams.clear()
+        self._refresh_after.clear()
 
     def _lookup(self, plaintext: str) -> KeyInfo | None:
         with self._sessions() as session:

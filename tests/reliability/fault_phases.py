@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-STALL_S = 5.0  # far beyond the gateway's read timeout in the test
+STALL_S = 25.0  # far beyond the gateway's read timeout in the test (5 s)
 CONCURRENCY = 64
 # Stalled calls only wait (for the read timeout): many at once keep the phase short.
 STALL_CONCURRENCY = 200

@@ -17,6 +17,7 @@ from tests.reliability.postgres_cluster import PostgresCluster, postgres_cluster
 from tests.reliability.stack import LIGHT, ZERO_TIME, reliability_config, running_gateway
 from tests.reliability.traffic import CallOutcome, TrafficClient, achieved_rate, served_rate
 from tests.support.gateway_process import GatewayProcess, issue_key
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.xdist_group("reliability"), pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -46,16 +47,20 @@ async def _load_through_outage(
 
 
 def _wait_for_replay(gateway_url: str, timeout: float = 120.0) -> dict[str, float]:
-    deadline = time.monotonic() + timeout
     state = sink_state(gateway_url)
-    while time.monotonic() < deadline:
+
+    def replayed() -> bool:
+        nonlocal state
         state = sink_state(gateway_url)
         accounted = state["written"] + state["spooled"] + state["dropped"]
         settled = state["pending_files"] == 0 and state["submitted"] == accounted
-        if settled and state["replayed"] >= state["spooled"] and state["database_up"] == 1:
-            return state
-        time.sleep(0.5)
-    raise AssertionError(f"the spool was not replayed within {timeout} s: {state}")
+        return settled and state["replayed"] >= state["spooled"] and state["database_up"] == 1
+
+    try:
+        wait_until(replayed, timeout=timeout, what="the spool replayed")
+    except AssertionError as error:
+        raise AssertionError(f"{error}: {state}") from None
+    return state
 
 
 def _latency_ms(outcomes: list[CallOutcome], start: float, end: float) -> dict[str, float]:
