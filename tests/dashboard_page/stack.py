@@ -133,7 +133,8 @@ def dashboard_stack() -> Iterator[DashboardStack]:
             "sales": issue_key(url, "sales"),
         }
         config = gateway_config(simulator.base_url, features=["contracts", "search"])
-        gateway = GatewayProcess(config, url)
+        # API-started runs are sent with the admin eval key (eval: labels are admin-only).
+        gateway = GatewayProcess(config, url, env={"PLUMBLINE_EVAL__API_KEY": keys["admin"]})
         exits.enter_context(gateway)
         engine = create_db_engine(url)
         exits.callback(engine.dispose)
