@@ -61,7 +61,7 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     records = CounterMetricFamily(
         "plumbline_sink_records", "Call records by outcome since start", labels=["outcome"]
     )
-    for outcome in ("submitted", "written", "spooled", "replayed", "dropped"):
+    for outcome in ("submitted", "journaled", "written", "spooled", "replayed", "dropped"):
         records.add_metric([outcome], getattr(sink.stats, outcome))
     pending = GaugeMetricFamily("plumbline_spool_pending_files", "Spooled batches not replayed")
     pending.add_metric([], sink.spooled_files())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-SINK_OUTCOMES = ("submitted", "written", "spooled", "replayed", "dropped")
+SINK_OUTCOMES = ("submitted", "journaled", "written", "spooled", "replayed", "dropped")
 
 
 def scrape(base_url: str) -> dict[str, list[tuple[dict[str, str], float]]]:
