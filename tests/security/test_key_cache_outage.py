@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from gateway.auth import key_cache
+from gateway.auth import service as auth_service
 from gateway.auth.key_cache import KeyCache
 from gateway.auth.service import create_key
 from plumbline.child_process import free_port
@@ -36,7 +37,7 @@ def _stale_key_with_database_down(sessions: sessionmaker[Session]) -> tuple[KeyC
     """A cache holding a granted key past its TTL, whose database no longer answers."""
     with sessions() as session, session.begin():
         key = create_key(session, "gamma", PEPPER).plaintext
-    cache = KeyCache(sessions, PEPPER, ttl_s=TTL_S)
+    cache = KeyCache(sessions, PEPPER, auth_service, ttl_s=TTL_S)
     assert asyncio.run(cache.resolve(key)) is not None
     wait_until(
         lambda: all(expires < time.monotonic() for expires, _ in cache._entries.values()),
