@@ -10,6 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from tests.support.http_thread import serve_in_thread, stop_serving
+
 COMPLETION = {
     "id": "chatcmpl-listener",
     "object": "chat.completion",
@@ -106,7 +108,7 @@ class ProviderListener:
 
         self.server = Server(("127.0.0.1", 0), Handler)
         self.server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_thread(self.server)
         return self
 
     def __exit__(
@@ -115,6 +117,4 @@ class ProviderListener:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self.server is not None
-        self.server.shutdown()
-        self.server.server_close()
+        stop_serving(self.server)

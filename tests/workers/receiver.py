@@ -9,6 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from tests.support.http_thread import serve_in_thread, stop_serving
+
 
 @dataclass
 class Received:
@@ -66,7 +68,7 @@ class Receiver:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_thread(self.server)
         return self
 
     def __exit__(
@@ -75,6 +77,4 @@ class Receiver:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self.server is not None
-        self.server.shutdown()
-        self.server.server_close()
+        stop_serving(self.server)
