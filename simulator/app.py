@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from simulator.admin import build_admin_router
+from simulator.audio_routes import build_audio_router
 from simulator.chat_route import build_chat_router, create_chat_completion
 from simulator.completion_route import build_completion_router, create_completion
 from simulator.config import SimulatorConfig
@@ -42,6 +43,8 @@ def create_app(config: SimulatorConfig | None = None) -> FastAPI:
         routers += [build_responses_router(), build_messages_router()]
     else:
         routers.append(build_pooling_router())
+    if state.config.transcription:
+        routers.append(build_audio_router())
     for router in routers:
         app.include_router(router)
     if state.config.runner == "generate":

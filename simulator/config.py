@@ -143,6 +143,9 @@ class SimulatorConfig(_Section):
     # `pooling` (the model served with `--convert embed`) serves embeddings, pooling, score
     # and rerank. Each answers the other's routes with 404, as vLLM registers routes by task.
     runner: Literal["generate", "pooling"] = "generate"
+    # The served model transcribes speech (a Whisper-like model): /v1/audio/* exist. Off, they
+    # are vLLM's 404, as for the tiny Llama; no CPU build here has a speech model to compare.
+    transcription: bool = False
     # Length of the pooling runner's vectors (the tiny Llama's hidden size).
     embedding_size: int = Field(default=128, ge=1)
     scripted_path_probability: float = Field(default=0.97, gt=0, lt=1)
