@@ -6,7 +6,6 @@ nothing can be retrieved or chained, and `background` is refused.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import time
 
@@ -19,6 +18,7 @@ from simulator.choices import PromptInfo
 from simulator.errors import ApiError, engine_dead_error
 from simulator.protocol import ChatCompletionRequest, ChatMessage
 from simulator.request_pipeline import build_job, response_options, sampling_settings
+from simulator.responses_background import replay, start_in_background
 from simulator.responses_body import response_head
 from simulator.responses_protocol import ResponsesRequest, precheck_responses
 from simulator.responses_store import StoredResponse
@@ -137,11 +137,10 @@ def _prepare(
             job, state.tokenizer, head, lambda f: responses.finish(rid, f)
         )
         stored = StoredResponse(head.response("queued", []), messages, job.handle)
+        stored.events = [] if body.stream else None
         responses.put(rid, stored)
-        stored.task = asyncio.get_running_loop().create_task(
-            _run_in_background(state, stored, formatter)
-        )
-        return _json(stored.response)
+        start_in_background(state, stored, formatter)
+        return replay(stored, 0) if body.stream else _json(stored.response)
     finished = None
     if store:
         finished = lambda final: responses.put(rid, StoredResponse(final, messages))  # noqa: E731
@@ -149,30 +148,21 @@ def _prepare(
     return GenerationResponse(job, formatter, state.engine, state.stats, plan)
 
 
-async def _run_in_background(
-    state: SimulatorState, stored: StoredResponse, formatter: ResponsesFormatter
-) -> None:
-    """Generate with no client attached; the store gets the result (or `failed`)."""
-    handle = formatter.job.handle
-    stored.response = {**stored.response, "status": "in_progress"}
-    state.engine.submit(handle)
-    while not handle.done:
-        await handle.event.wait()
-        handle.event.clear()
-    if handle.aborted or handle.failed:
-        if stored.response["status"] != "cancelled":
-            stored.response = {**stored.response, "status": "failed"}
-        return
-    formatter.final_response()
+async def retrieve_response(
+    request: Request, response_id: str, starting_after: int | None = None, stream: bool = False
+) -> Response:
+    """A stored response as it stands now, or (`stream`) a streamed background one's events.
 
-
-async def retrieve_response(request: Request, response_id: str) -> Response:
-    """A stored response as it stands now (queued, in progress, finished or cancelled)."""
+    vLLM 0.32 answers `stream` for any other stored response with a 200 event stream that its
+    generator then breaks ("Unknown response_id"), so the connection drops mid-body; so here.
+    """
     state: SimulatorState = request.app.state.sim
     stored = state.responses.get(response_id)
     if stored is None:
         return not_found(response_id).response()
-    return _json(stored.response)
+    if not stream:
+        return _json(stored.response)
+    return replay(stored, 0 if starting_after is None else starting_after + 1)
 
 
 async def cancel_response(request: Request, response_id: str) -> Response:

@@ -12,12 +12,19 @@ from simulator.protocol import ChatMessage
 
 @dataclass(slots=True)
 class StoredResponse:
-    """A response object, the conversation that produced it and, in the background, its job."""
+    """A response object, the conversation that produced it and, in the background, its job.
+
+    A streamed background response also keeps its SSE events (`events`, one event each), which
+    `GET ...?stream=true` replays; `changed` wakes such readers, `ended` says no more will come.
+    """
 
     response: dict[str, Any]
     messages: list[ChatMessage]
     handle: RequestHandle | None = None
     task: asyncio.Task[None] | None = None
+    events: list[bytes] | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: bool = False
 
     def conversation(self) -> list[ChatMessage]:
         """Its messages followed by its answer, for a request naming it `previous_response_id`."""

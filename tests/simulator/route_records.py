@@ -94,13 +94,26 @@ class Replayer:
         return _REFERENCE.sub(lambda match: self.ids[match.group(1)], text)
 
     def _remember(self, record: dict[str, Any], resp: httpx.Response) -> None:
-        real = record.get("body")
-        if not isinstance(real, dict) or not isinstance(real.get("id"), str):
+        real = response_id_of(record)
+        if real is None or resp.status_code != 200:
             return
-        if resp.status_code != 200:
-            return
-        self.real_ids[real["id"]] = mine = resp.json().get("id", "")
-        self.ids[record["name"]] = mine
+        mine = response_id_of(as_record(record["name"], resp))
+        if mine is not None:
+            self.real_ids[real] = mine
+            self.ids[record["name"]] = mine
+
+
+def response_id_of(record: dict[str, Any]) -> str | None:
+    """The id a record's answer gave: its body's, or a Responses stream's first event's."""
+    body = record.get("body")
+    if isinstance(body, dict) and isinstance(body.get("id"), str):
+        return body["id"]
+    events = record.get("events") or []
+    first = events[0]["data"] if events else None
+    if isinstance(first, dict) and isinstance(first.get("response"), dict):
+        found = first["response"].get("id")
+        return found if isinstance(found, str) else None
+    return None
 
 
 def as_record(name: str, resp: httpx.Response) -> dict[str, Any]:

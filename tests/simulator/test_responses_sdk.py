@@ -1,14 +1,18 @@
-"""The simulated Responses API driven by the official openai SDK, as product teams call it."""
+"""The simulated Responses API driven by the official openai SDK, as product teams call it
+(plain HTTP where the SDK has no call: replaying a background stream)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import openai
 import pytest
 
 from simulator.process import SimulatorProcess
 from tests.simulator.conftest import CAPTURE_LIKE
+from tests.simulator.route_records import finished, parse_events
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +106,32 @@ def test_unknown_id_is_vllms_404(sdk: openai.OpenAI) -> None:
         "param": "response_id",
         "code": 404,
     }
+
+
+def test_streamed_background_response_replays_from_starting_after(
+    store_sim: SimulatorProcess,
+) -> None:
+    with httpx.Client(base_url=store_sim.base_url, timeout=30) as http:
+        body = {"model": "tiny", "input": "Hi", "max_output_tokens": 4, "background": True}
+        first = parse_events(http.post("/v1/responses", json={**body, "stream": True}).text)
+        response_id = first[0]["data"]["response"]["id"]
+        wait_until(lambda: finished(http, response_id), timeout=30, what="background finishing")
+        replayed = parse_events(http.get(f"/v1/responses/{response_id}?stream=true").text)
+        later = http.get(f"/v1/responses/{response_id}?stream=true&starting_after=3")
+    assert [e["data"] for e in replayed] == [e["data"] for e in first]
+    assert [e["data"] for e in parse_events(later.text)] == [e["data"] for e in first[4:]]
+
+
+def test_streaming_a_response_that_recorded_no_events_drops_the_connection(
+    store_sim: SimulatorProcess,
+) -> None:
+    # What vLLM 0.32 does (seen on the CPU build): a 200 event stream, then its generator raises
+    # "Unknown response_id" and the body is cut off.
+    with httpx.Client(base_url=store_sim.base_url, timeout=30) as http:
+        body = {"model": "tiny", "input": "Hi", "max_output_tokens": 3}
+        response_id = http.post("/v1/responses", json=body).json()["id"]
+        with http.stream("GET", f"/v1/responses/{response_id}?stream=true") as resp:
+            assert resp.status_code == 200
+            assert resp.headers["content-type"] == "text/event-stream; charset=utf-8"
+            with pytest.raises(httpx.RemoteProtocolError):
+                resp.read()

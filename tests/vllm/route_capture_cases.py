@@ -82,6 +82,28 @@ def _responses(server: str) -> list[RouteCase]:
             "/v1/responses/{id:resp_background_short}/cancel",
         ),
         RouteCase(
+            "resp_background_stream",
+            server,
+            "/v1/responses",
+            {**base, "background": True, "stream": True},
+        ),
+        RouteCase(
+            "resp_get_stream",
+            server,
+            "/v1/responses/{id:resp_background_stream}?stream=true",
+            method="GET",
+            settle="resp_background_stream",
+        ),
+        RouteCase(
+            "resp_get_stream_after",
+            server,
+            "/v1/responses/{id:resp_background_stream}?stream=true&starting_after=3",
+            method="GET",
+        ),
+        # `?stream=true` for a response that was not a streamed background one: vLLM 0.32 starts
+        # a 200 event stream, then its generator raises and the connection drops mid-body, so
+        # there is no record to keep (tests/simulator/test_responses_sdk.py pins the drop).
+        RouteCase(
             "resp_logprobs",
             server,
             "/v1/responses",

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from tests.simulator.route_records import finished
+from tests.simulator.route_records import finished, response_id_of
 from tests.support.waiting import wait_until
 from tests.vllm.route_capture_cases import CASES, RouteCase
 
@@ -148,9 +148,8 @@ def main(argv: list[str] | None = None) -> int:
                 record["template"] = {"path": case.path, "json": case.json}
             if case.settle is not None:
                 record["settle"] = case.settle
-            body = record.get("body")
-            if isinstance(body, dict) and isinstance(body.get("id"), str):
-                ids[case.name] = body["id"]
+            if (response_id := response_id_of(record)) is not None:
+                ids[case.name] = response_id
             target = OUT / f"{case.name}.json"
             target.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
             sys.stdout.write(f"{target.relative_to(ROOT)}: {record['status']}\n")
