@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import secrets
 import time
+from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from simulator.chat_template import render_chat
-from simulator.choices import PromptInfo
+from simulator.choices import PromptInfo, ResponseJob
 from simulator.errors import ApiError, engine_dead_error
+from simulator.faults import FaultPlan
 from simulator.protocol import ChatCompletionRequest, ChatMessage
 from simulator.request_pipeline import build_job, response_options, sampling_settings
 from simulator.responses_background import replay, start_in_background
-from simulator.responses_body import response_head
+from simulator.responses_body import ResponseHead, response_head
 from simulator.responses_protocol import ResponsesRequest, precheck_responses
 from simulator.responses_store import StoredResponse
 from simulator.responses_stream import ResponsesFormatter
@@ -131,20 +133,35 @@ def _prepare(
     prompt = PromptInfo(prompt_ids, prompt_text, [m.text() for m in messages])
     job = build_job(state, [prompt], settings, 1, options, body.cache_salt)
     head = response_head(body, settings, model, rid)
+    return _answer(state, body, job, head, messages, plan, store)
+
+
+def _answer(
+    state: SimulatorState,
+    body: ResponsesRequest,
+    job: ResponseJob,
+    head: ResponseHead,
+    messages: list[ChatMessage],
+    plan: FaultPlan,
+    store: bool,
+) -> Response:
+    """In the background (store on): queued at once; else streamed or answered, kept if asked."""
     responses = state.responses
+    rid = head.response_id
     if store and body.background:
         formatter = ResponsesFormatter(
-            job, state.tokenizer, head, lambda f: responses.finish(rid, f)
+            job, state.tokenizer, head, lambda final: responses.finish(rid, final)
         )
         stored = StoredResponse(head.response("queued", []), messages, job.handle)
         stored.events = [] if body.stream else None
         responses.put(rid, stored)
         start_in_background(state, stored, formatter)
         return replay(stored, 0) if body.stream else _json(stored.response)
-    finished = None
-    if store:
-        finished = lambda final: responses.put(rid, StoredResponse(final, messages))  # noqa: E731
-    formatter = ResponsesFormatter(job, state.tokenizer, head, finished)
+
+    def keep(final: dict[str, Any]) -> None:
+        responses.put(rid, StoredResponse(final, messages))
+
+    formatter = ResponsesFormatter(job, state.tokenizer, head, keep if store else None)
     return GenerationResponse(job, formatter, state.engine, state.stats, plan)
 
 
