@@ -68,18 +68,21 @@ class BlockingHttp:
         params: Mapping[str, str | int] | None = None,
         read_limit: int = 0,
     ) -> Reply:
-        """Send one request (`json` as its body), redirects not followed; read at most `read_limit`
-        body bytes (none by default).
+        """Send one request, redirects not followed; the reply holds up to `read_limit` bytes.
 
-        Raises what aiohttp raises (aiohttp.ClientError, TimeoutError) and what the session's
-        guard raises. `timeout_s` bounds the connection and each read, as httpx's did.
+        `json`, when given, is the body. The body is not read unless `read_limit` is set.
+        Raises what aiohttp raises (aiohttp.ClientError, TimeoutError) and what `check_url` or
+        the session's guard raise. `timeout_s` bounds the connection and each read.
         """
         if self._check_url is not None:
             self._check_url(url)
         body = None
         if json is not None:
             body = orjson.dumps(json)
-            headers = {"Content-Type": "application/json", **(headers or {})}
+            given = dict(headers or {})
+            if not any(name.lower() == "content-type" for name in given):
+                given["Content-Type"] = "application/json"
+            headers = given
         call = self._request(method, url, timeout_s, body, headers, params, read_limit)
         future: Future[Reply] = asyncio.run_coroutine_threadsafe(call, self._running_loop())
         try:
