@@ -127,7 +127,13 @@ BREACHES = [
     (WEB_API, "apps.demo.breach:import gateway.api\n"),
     *(
         (HTTP, f"{source}.breach:import httpx\n")
-        for source in ("plumbline.outbound", "gateway.routing", "evals.service", "workers")
+        for source in (
+            "plumbline.outbound",
+            "gateway.routing",
+            "evals.service",
+            "workers",
+            "apps.cli",
+        )
     ),
 ]
 
