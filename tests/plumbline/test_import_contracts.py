@@ -67,9 +67,10 @@ def _tree(tmp_path: Path, contract: dict[str, Any], breach: str) -> Path:
     for root in _settings()["root_packages"]:
         _module_file(tmp_path, root)
     for ignored in contract.get("ignore_imports", []):
-        # An exempted importer, in use (import-linter refuses an exemption that matches nothing).
-        importer = ignored.split(" -> ")[0].replace(".**", ".app")
-        _module_file(tmp_path, importer).write_text("import gateway\n")
+        # An exempted import, in use (import-linter refuses an exemption that matches nothing).
+        importer, imported = ignored.split(" -> ")
+        target = "gateway" if "*" in imported else imported
+        _module_file(tmp_path, importer.replace(".**", ".app")).write_text(f"import {target}\n")
     importer, _, code = breach.partition(":")
     if importer:
         _module_file(tmp_path, importer).write_text(code)
@@ -91,17 +92,24 @@ def _toml(value: Any) -> str:
 
 
 KIT = "the kit imports no application"
+NO_APPS = "nothing imports the applications"
 SIMULATOR = "the simulator imports nothing of Plumbline"
 EVALS = "evals imports nothing of the gateway"
 PROXY = "the proxy imports no ORM models, numpy, pandas or evals"
 WORKERS = "workers import neither the web API nor the proxy"
 WEB_API = "only the app imports the web API"
+HTTP = "Plumbline's HTTP client is aiohttp (and the proxy's own): no httpx"
 # One breach per forbidden pair: "importer:code".
 BREACHES = [
     *(
         (KIT, f"plumbline.db.breach:import {m}\n")
         for m in ("gateway", "evals", "workers", "simulator")
     ),
+    *(
+        (NO_APPS, f"{source}.breach:import apps\n")
+        for source in ("plumbline", "gateway", "evals", "workers", "simulator")
+    ),
+    (NO_APPS, "gateway.proxy.breach:from apps.cli import main\n"),
     *(
         (SIMULATOR, f"simulator.breach:import {m}\n")
         for m in ("plumbline", "gateway", "evals", "workers")
@@ -116,6 +124,17 @@ BREACHES = [
     (WORKERS, "workers.tasks.breach:import gateway.proxy\n"),
     (WEB_API, "gateway.usage.breach:import gateway.api\n"),
     (WEB_API, "evals.breach:from gateway.api import deps\n"),
+    (WEB_API, "apps.demo.breach:import gateway.api\n"),
+    *(
+        (HTTP, f"{source}.breach:import httpx\n")
+        for source in (
+            "plumbline.outbound",
+            "gateway.routing",
+            "evals.service",
+            "workers",
+            "apps.cli",
+        )
+    ),
 ]
 
 
@@ -128,7 +147,7 @@ def test_the_tree_keeps_every_contract() -> None:
 
 def test_every_contract_is_tried_here() -> None:
     named = {c["name"] for c in _settings()["contracts"]}
-    assert named == {KIT, SIMULATOR, EVALS, PROXY, WORKERS, WEB_API}
+    assert named == {KIT, NO_APPS, SIMULATOR, EVALS, PROXY, WORKERS, WEB_API, HTTP}
 
 
 @pytest.mark.parametrize(("name", "breach"), BREACHES)
@@ -139,7 +158,7 @@ def test_a_contract_fails_on_its_breach(tmp_path: Path, name: str, breach: str) 
     assert f"{name} BROKEN" in result.stdout
 
 
-@pytest.mark.parametrize("name", [KIT, SIMULATOR, EVALS, PROXY, WORKERS, WEB_API])
+@pytest.mark.parametrize("name", [KIT, NO_APPS, SIMULATOR, EVALS, PROXY, WORKERS, WEB_API, HTTP])
 def test_a_contract_holds_on_its_tree_without_a_breach(tmp_path: Path, name: str) -> None:
     """The breaches above fail for the import they add, not for a tree that never checks."""
     config = _tree(tmp_path, _contract(name), "")

@@ -10,13 +10,13 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from sqlalchemy.orm import Session, sessionmaker
 
+from apps.demo.suite import DEMO_SUITE
+from apps.demo.webhook_inbox import WebhookInbox
 from evals.report import print_report
 from evals.repository import runs as run_repo
 from evals.repository import samples as sample_repo
 from evals.service import import_suite, load_run_score, parse_suite
 from evals.service.transaction import in_transaction
-from plumbline.demo.suite import DEMO_SUITE
-from plumbline.demo.webhook_inbox import WebhookInbox
 
 FINISHED = ("completed", "partial", "failed")
 
