@@ -8,12 +8,16 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from simulator.admin import build_admin_router
+from simulator.audio_routes import build_audio_router
 from simulator.chat_route import build_chat_router, create_chat_completion
 from simulator.completion_route import build_completion_router, create_completion
 from simulator.config import SimulatorConfig
 from simulator.generation_shortcut import GenerationShortcut
 from simulator.headers_middleware import ResponseHeadersMiddleware
 from simulator.info_routes import build_info_router
+from simulator.messages_route import build_messages_router
+from simulator.pooling_routes import build_pooling_router
+from simulator.responses_route import build_responses_router
 from simulator.state import SimulatorState
 from simulator.tokenize_routes import build_tokenize_router
 
@@ -32,21 +36,25 @@ def create_app(config: SimulatorConfig | None = None) -> FastAPI:
 
     app = FastAPI(title="vLLM API (simulated)", lifespan=lifespan)
     app.state.sim = state
-    for router in (
-        build_chat_router(),
-        build_completion_router(),
-        build_info_router(),
-        build_tokenize_router(),
-        build_admin_router(),
-    ):
+    # vLLM registers routes by the runner's tasks: a route of the other runner is a plain 404.
+    routers = [build_info_router(), build_tokenize_router(), build_admin_router()]
+    if state.config.runner == "generate":
+        routers += [build_chat_router(), build_completion_router()]
+        routers += [build_responses_router(), build_messages_router()]
+    else:
+        routers.append(build_pooling_router())
+    if state.config.transcription:
+        routers.append(build_audio_router())
+    for router in routers:
         app.include_router(router)
-    app.add_middleware(
-        GenerationShortcut,
-        routes={
-            "/v1/chat/completions": create_chat_completion,
-            "/v1/completions": create_completion,
-        },
-    )
+    if state.config.runner == "generate":
+        app.add_middleware(
+            GenerationShortcut,
+            routes={
+                "/v1/chat/completions": create_chat_completion,
+                "/v1/completions": create_completion,
+            },
+        )
     app.add_middleware(
         ResponseHeadersMiddleware, request_id_headers=state.config.enable_request_id_headers
     )

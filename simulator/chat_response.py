@@ -8,6 +8,7 @@ import orjson
 
 from simulator.choices import Choice, ResponseJob
 from simulator.logprobs_format import chat_content
+from simulator.sse import DONE
 from simulator.tokenizer import Tokenizer
 from simulator.usage import running_usage, without_nulls
 
@@ -96,6 +97,10 @@ class ChatFormatter:
         if options.continuous_usage:
             tail["usage"] = running_usage(self._prompt_len, end)
         return self._chunk(data, tail)
+
+    def closing(self) -> bytes:
+        """The end of a stream: the usage chunk when asked for, then [DONE]."""
+        return (self.usage() if self.job.options.include_usage else b"") + DONE
 
     def usage(self) -> bytes:
         """The final `choices: []` chunk with usage, fingerprint and per-request metrics."""

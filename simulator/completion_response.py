@@ -9,6 +9,7 @@ import orjson
 from simulator.choices import Choice, ResponseJob
 from simulator.generation import TokenLogprob
 from simulator.logprobs_format import completion_logprobs
+from simulator.sse import DONE
 from simulator.tokenizer import Tokenizer
 from simulator.usage import running_usage, without_nulls
 
@@ -85,6 +86,10 @@ class CompletionFormatter:
         elif finished and not options.include_usage:
             body += b',"system_fingerprint":' + orjson.dumps(options.fingerprint)
         return body + b"}\n\n"
+
+    def closing(self) -> bytes:
+        """The end of a stream: the usage chunk when asked for, then [DONE]."""
+        return (self.usage() if self.job.options.include_usage else b"") + DONE
 
     def usage(self) -> bytes:
         """The final `choices: []` chunk with usage, fingerprint and per-request metrics."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -136,6 +136,18 @@ class SimulatorConfig(_Section):
     enable_prompt_tokens_details: bool = True
     enable_request_id_headers: bool = True
     enable_force_include_usage: bool = False
+    # VLLM_ENABLE_RESPONSES_API_STORE: keep Responses API results for retrieve, cancel,
+    # background and previous_response_id. Off, `store` is silently ignored, as in vLLM.
+    enable_responses_store: bool = False
+    # vLLM's `--runner`: `generate` serves chat, completions, responses and messages;
+    # `pooling` (the model served with `--convert embed`) serves embeddings, pooling, score
+    # and rerank. Each answers the other's routes with 404, as vLLM registers routes by task.
+    runner: Literal["generate", "pooling"] = "generate"
+    # The served model transcribes speech (a Whisper-like model): /v1/audio/* exist. Off, they
+    # are vLLM's 404, as for the tiny Llama; no CPU build here has a speech model to compare.
+    transcription: bool = False
+    # Length of the pooling runner's vectors (the tiny Llama's hidden size).
+    embedding_size: int = Field(default=128, ge=1)
     scripted_path_probability: float = Field(default=0.97, gt=0, lt=1)
     log_level: str = "warning"
     timing: TimingConfig = Field(default_factory=TimingConfig)

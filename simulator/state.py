@@ -14,7 +14,9 @@ from simulator.faults import FAULT_HEADER, FaultPlan, draw_faults, parse_fault_h
 from simulator.generation_cache import GenerationCache
 from simulator.metrics import EngineMetrics
 from simulator.prefix_cache import PrefixCache
+from simulator.pseudo_embedder import PseudoEmbedder
 from simulator.pseudo_model import PseudoModel
+from simulator.responses_store import ResponseStore
 from simulator.scenarios import ScenarioBook
 from simulator.sim_stats import SimStats
 from simulator.tokenizer import Tokenizer
@@ -35,6 +37,8 @@ class SimulatorState:
         self.stats = SimStats()
         self.scenarios = self._compile(config.scenarios)
         self.generations = GenerationCache()
+        self.responses = ResponseStore()
+        self.embedder = PseudoEmbedder(config.embedding_size)
         self.faults = config.faults
         self._fault_rng = random.Random(config.faults.seed)
 

@@ -21,8 +21,8 @@ from simulator.engine.scheduler import Engine
 from simulator.errors import ApiError, engine_dead_error, injected_error
 from simulator.faults import GARBAGE, FaultPlan
 from simulator.sim_stats import SimStats
+from simulator.sse import DONE
 
-DONE = b"data: [DONE]\n\n"
 _SSE_HEADERS = ((b"content-type", b"text/event-stream; charset=utf-8"),)
 
 
@@ -31,11 +31,11 @@ class SimulatedConnectionDrop(Exception):
 
 
 class Formatter(Protocol):
-    """What the chat and completion formatters provide."""
+    """What the formatters of each generation API provide."""
 
     def head(self) -> bytes: ...
     def tokens(self, choice: Choice, start: int, end: int) -> bytes: ...
-    def usage(self) -> bytes: ...
+    def closing(self) -> bytes: ...
     def body(self) -> bytes: ...
 
 
@@ -204,8 +204,7 @@ class GenerationResponse(Response):
                 break
             if not parts:
                 await self._wait_for_tokens()
-        tail = self.formatter.usage() if job.options.include_usage else b""
-        await self._end(send, tail + DONE)
+        await self._end(send, self.formatter.closing())
 
     def _stream_faults(self, send: Send) -> dict[int, Callable[[], Awaitable[bool]]]:
         """Mid-stream faults keyed by the token count after which they strike."""

@@ -43,6 +43,8 @@ _INTERNAL_LOC_PARTS = frozenset(
     }
 )
 _BRACKETED = re.compile(r"[\[\]{}()]")
+# The `type` of the 400 for a body the schema rejects (FastAPI's, not an engine error's).
+SCHEMA_ERROR_TYPE = "Bad Request"
 MAX_REPORTED_ERRORS = 10
 MAX_INPUT_CHARS = 200
 MAX_ERROR_CHARS = 1000
@@ -96,4 +98,6 @@ def validation_error(errors: list[dict[str, Any]]) -> ApiError:
     if count > MAX_REPORTED_ERRORS:
         message += f"  ...and {count - MAX_REPORTED_ERRORS} more {label}\n"
     param = clean_loc(tuple(errors[0]["loc"])) if errors else None
-    return ApiError(_sanitize(message.rstrip()), status=400, err_type="Bad Request", param=param)
+    return ApiError(
+        _sanitize(message.rstrip()), status=400, err_type=SCHEMA_ERROR_TYPE, param=param
+    )

@@ -9,7 +9,8 @@ TOKEN_MAPS = ("top_logprobs[]", "prompt_logprobs[]")
 
 
 def _is_token_map(path: str) -> bool:
-    return path.endswith(TOKEN_MAPS) and "content[]" not in path
+    # Chat (`content[]`) and Responses (`logprobs[]`) list their alternatives as objects.
+    return path.endswith(TOKEN_MAPS) and "content[]" not in path and "logprobs[]." not in path
 
 
 def mismatches(ours: Any, theirs: Any, path: str = "$") -> list[str]:

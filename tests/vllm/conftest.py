@@ -37,7 +37,7 @@ UNGROUPED_KEY = pytest.StashKey[list[str]]()
 LOG_TAIL_LINES = 60
 
 
-class _StopLauncher:
+class StopLauncher:
     """Stop the launcher (and so the server) once, whoever asks first: finalizer or atexit."""
 
     def __init__(self, proc: subprocess.Popen[str]) -> None:
@@ -98,15 +98,15 @@ def vllm_server(
         stderr=subprocess.PIPE,
         text=True,
     )
-    stop_launcher = _StopLauncher(proc)
+    stop_launcher = StopLauncher(proc)
     atexit.register(stop_launcher)
     try:
-        yield _await_ready(proc, stop_launcher)
+        yield await_ready(proc, stop_launcher)
     finally:
         stop_launcher()
 
 
-def _await_ready(proc: subprocess.Popen[str], stop_launcher: _StopLauncher) -> str:
+def await_ready(proc: subprocess.Popen[str], stop_launcher: StopLauncher) -> str:
     """Read the launcher's `ready URL pgid=N log=FILE` line; fail the test with why if it fails."""
     assert proc.stdout is not None
     ready = proc.stdout.readline().split()
