@@ -2,7 +2,8 @@
 
 These modules sort before tests/vllm/test_*.py, so in a full run each of their servers has come
 and gone before the session's server starts: on 2 cores two servers never run together. Run on
-their own after the session server started, they skip rather than start a second server.
+their own after the session server started, they fail rather than start a second server (a
+skip would hide them in a run that orders tests otherwise).
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ def launched_server(
 ) -> Iterator[httpx.Client]:
     """Start scripts/vllm-server with `flags`; yield a client for it; stop it afterwards."""
     if LOG_KEY in request.config.stash:
-        pytest.skip("the session's vLLM server is running; run tests/vllm/runners on its own")
+        pytest.fail(
+            "the session's vLLM server is already running: run tests/vllm/runners first (a full "
+            "run or `pytest tests/vllm` orders them first) or on their own"
+        )
     log = tmp_path_factory.mktemp("vllm-runner") / "server.log"
     proc = subprocess.Popen(
         [sys.executable, str(LAUNCHER), "--log", str(log), *flags],
