@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from evals.service.alert_views import STATUS_FILTERS, acknowledge_alert, alert_detail, list_alerts
+from evals.alerts.listing import STATUS_FILTERS, acknowledge_alert, alert_detail, list_alerts
 from gateway.api.alert_schemas import AckIn, AlertDetail, AlertList, AlertOut
 from gateway.api.deps import CallerDep, SessionDep, team_scope
 from gateway.api.eval_errors import gateway_errors

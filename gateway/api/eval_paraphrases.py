@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from evals.service import generate_paraphrases, list_paraphrases, review_paraphrases
+from evals.paraphrases.generation import generate_paraphrases
+from evals.paraphrases.review import list_paraphrases, review_paraphrases
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client
 from gateway.api.eval_errors import gateway_errors

@@ -11,16 +11,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from evals.gateway_client import GatewayClient
 from evals.report import render_html
 from evals.report.csv_cells import spreadsheet_csv
-from evals.service import (
-    ConcurrencyLimits,
-    RunnerOptions,
-    create_run,
-    execute_run,
-    load_run_score,
-)
-from evals.service.execution import ExecutionPolicy
-from evals.service.run_views import question_results, run_view, run_views
-from evals.service.transaction import in_thread_transaction
+from evals.runs.creation import create_run
+from evals.runs.execution import ExecutionPolicy
+from evals.runs.limits import ConcurrencyLimits
+from evals.runs.listing import question_results, run_view, run_views
+from evals.runs.runner import RunnerOptions, execute_run
+from evals.runs.stored_score import load_run_score
+from evals.transaction import in_thread_transaction
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client, shared_limits
 from gateway.api.eval_errors import gateway_errors

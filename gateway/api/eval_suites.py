@@ -6,9 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, status
 
-from evals.service import ForbiddenError, import_suite, parse_suite
-from evals.service.run_views import suite_view, suite_views
-from evals.service.suite_channels import check_suite_channels
+from evals.errors import ForbiddenError
+from evals.runs.listing import suite_view, suite_views
+from evals.suites.channels import check_suite_channels
+from evals.suites.importer import import_suite, parse_suite
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import IdPath, SuiteImportOut, SuiteList, SuiteOut

@@ -11,10 +11,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.report import print_report
-from evals.repository import runs as run_repo
-from evals.repository import samples as sample_repo
-from evals.service import import_suite, load_run_score, parse_suite
-from evals.service.transaction import in_transaction
+from evals.runs.repository import runs as run_repo
+from evals.runs.repository import samples as sample_repo
+from evals.runs.stored_score import load_run_score
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 from plumbline.demo.suite import DEMO_SUITE
 from plumbline.demo.webhook_inbox import WebhookInbox
 

@@ -106,7 +106,7 @@ BREACHES = [
         (SIMULATOR, f"simulator.breach:import {m}\n")
         for m in ("plumbline", "gateway", "evals", "workers")
     ),
-    (EVALS, "evals.repository.breach:from gateway import metering\n"),
+    (EVALS, "evals.runs.repository.breach:from gateway import metering\n"),
     *(
         (PROXY, f"{source}.breach:import {m}\n")
         for source in ("gateway.proxy", "gateway.upstream")
