@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +11,7 @@ from evals.alerting import AlertState, acknowledge
 from evals.alerts.error_classes import shown_error
 from evals.alerts.repository import alerts as alert_repo
 from evals.alerts.repository import notifications as notification_repo
+from evals.alerts.views import AlertDetail, AlertView
 from evals.errors import ConflictError, EvalServiceError, NotFoundError
 from evals.suites import repository as suite_repo
 from plumbline.models import Alert, AlertEvent
@@ -25,31 +25,8 @@ STATUS_FILTERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class AlertView:
-    """An alert with its suite and team names, and (for one alert) its history."""
-
-    id: int
-    suite_id: int
-    suite: str
-    team: str
-    rule: str
-    status: str
-    summary: str
-    details: dict[str, Any]
-    fired_run_id: int | None
-    last_run_id: int | None
-    resolved_run_id: int | None
-    started_at: datetime
-    acknowledged_at: datetime | None
-    acknowledged_by: str | None
-    resolved_at: datetime | None
-    events: list[dict[str, Any]] = field(default_factory=list)
-    notifications: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _view(alert: Alert, suite: str, team: str) -> AlertView:
-    return AlertView(
+def _fields(alert: Alert, suite: str, team: str) -> dict[str, Any]:
+    return dict(
         id=alert.id,
         suite_id=alert.suite_id,
         suite=suite,
@@ -81,18 +58,20 @@ def list_alerts(
         choices = ", ".join(STATUS_FILTERS)
         raise EvalServiceError(f"Unknown alert status {status!r}; use one of {choices}.", "status")
     rows = alert_repo.list_alerts(session, team_id, STATUS_FILTERS[status], suite_id, limit)
-    return [_view(alert, suite, team) for alert, suite, team in rows]
+    return [AlertView(**_fields(alert, suite, team)) for alert, suite, team in rows]
 
 
-def alert_detail(session: Session, alert_id: int, *, team_id: int | None) -> AlertView:
+def alert_detail(session: Session, alert_id: int, *, team_id: int | None) -> AlertDetail:
     """One alert with its events and notification deliveries."""
     alert = alert_repo.alert_by_id(session, alert_id, team_id)
     if alert is None:
         raise NotFoundError(f"No alert {alert_id} is visible to this key.", "alert")
     suite = suite_repo.suite_by_id(session, alert.suite_id, None)
-    view = _view(alert, suite.name if suite else "?", suite_repo.team_name(session, alert.team_id))
-    view.events.extend(_event(e) for e in alert_repo.events_of(session, alert_id))
-    view.notifications.extend(
+    fields = _fields(
+        alert, suite.name if suite else "?", suite_repo.team_name(session, alert.team_id)
+    )
+    events = [_event(e) for e in alert_repo.events_of(session, alert_id)]
+    notifications = [
         {
             "id": n.id,
             "event_id": n.event_id,
@@ -106,8 +85,8 @@ def alert_detail(session: Session, alert_id: int, *, team_id: int | None) -> Ale
             "delivered_at": n.delivered_at.isoformat() if n.delivered_at else None,
         }
         for n in notification_repo.notifications_of(session, alert_id)
-    )
-    return view
+    ]
+    return AlertDetail(**fields, events=events, notifications=notifications)
 
 
 def _event(event: AlertEvent) -> dict[str, Any]:
@@ -121,7 +100,7 @@ def _event(event: AlertEvent) -> dict[str, Any]:
 
 def acknowledge_alert(
     session: Session, alert_id: int, by: str, *, team_id: int | None, now: datetime
-) -> AlertView:
+) -> AlertDetail:
     """Acknowledge a firing alert: it stays firing but is not re-sent until it resolves."""
     alert = alert_repo.alert_by_id(session, alert_id, team_id)
     if alert is None:

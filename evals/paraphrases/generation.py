@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -12,6 +12,7 @@ from evals.gateway_client import ChatRequest, GatewayCallError, GatewayClient, e
 from evals.paraphrases import repository as paraphrase_repo
 from evals.paraphrases.prompt import paraphrase_messages, parse_paraphrase_list
 from evals.paraphrases.text import rejection_reason, text_hash
+from evals.paraphrases.views import GenerationOutcome, SkippedParaphrase
 from evals.suite import Question
 from evals.suites import repository as suite_repo
 from evals.transaction import in_thread_transaction
@@ -31,17 +32,6 @@ class GenerationPlan:
     model: str
     default_count: int
     questions: tuple[tuple[int, Question], ...]
-
-
-@dataclass(slots=True)
-class GenerationOutcome:
-    """What came of one question: paraphrases stored as pending, candidates dropped and why."""
-
-    question_key: str
-    added: list[int] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    error: str | None = None
-    call_id: str | None = None
 
 
 async def generate_paraphrases(
@@ -103,7 +93,9 @@ async def _generate_one(
     question: Question,
     n: int,
 ) -> GenerationOutcome:
-    outcome = GenerationOutcome(question.id)
+    outcome = GenerationOutcome(
+        question_key=question.id, added=[], skipped=[], error=None, call_id=None
+    )
     request = ChatRequest(
         model=plan.model,
         messages=paraphrase_messages(question, n),
@@ -138,7 +130,7 @@ def _store(
         if reason is None and digest in known:
             reason = "duplicate of a stored paraphrase"
         if reason is not None:
-            outcome.skipped.append((text, reason))
+            outcome.skipped.append(SkippedParaphrase(text=text, reason=reason))
             continue
         known.add(digest)
         row = paraphrase_repo.add_paraphrase(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -11,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from evals.errors import ConflictError, EvalServiceError, NotFoundError
 from evals.paraphrases import repository as paraphrase_repo
+from evals.paraphrases.views import ParaphraseView
 from evals.suites import repository as suite_repo
 from plumbline.models import EvalParaphrase
 
@@ -18,29 +18,16 @@ STATUSES = ("pending", "approved", "rejected", "stale")
 Decision = Literal["approved", "rejected"]
 
 
-@dataclass(frozen=True, slots=True)
-class ParaphraseView:
-    """A paraphrase as listed for review."""
-
-    id: int
-    question_key: str
-    text: str
-    status: str
-    source: str
-    generator_model: str | None
-    generator_call_id: str | None
-
-
 def view(paraphrase: EvalParaphrase, question_key: str) -> ParaphraseView:
     """The listed form of a paraphrase row."""
     return ParaphraseView(
-        paraphrase.id,
-        question_key,
-        paraphrase.text,
-        paraphrase.status,
-        paraphrase.source,
-        paraphrase.generator_model,
-        paraphrase.generator_call_id,
+        id=paraphrase.id,
+        question_key=question_key,
+        text=paraphrase.text,
+        status=paraphrase.status,
+        source=paraphrase.source,
+        generator_model=paraphrase.generator_model,
+        generator_call_id=paraphrase.generator_call_id,
     )
 
 

@@ -1,19 +1,16 @@
-"""Read-side views of runs and suites for the CLI and the API."""
+"""Runs as the CLI and the API list and show them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from evals.errors import NotFoundError
-from evals.paraphrases import repository as paraphrase_repo
 from evals.runs.repository import results as result_repo
 from evals.runs.repository import runs as run_repo
 from evals.runs.repository import samples as sample_repo
-from evals.suites import repository as suite_repo
+from evals.runs.views import RunDetail, RunView
 from plumbline.models import EvalRun
 
 RESULT_FIELDS = (
@@ -44,27 +41,6 @@ RESULT_FIELDS = (
     "flags",
     "divergence",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RunView:
-    """A run as listed: status, sample counts and its scored summary once there is one."""
-
-    id: int
-    suite_id: int
-    suite: str
-    status: str
-    trigger: str
-    model: str
-    n_samples: int
-    samples: dict[str, int]
-    created_at: datetime | None
-    started_at: datetime | None
-    finished_at: datetime | None
-    scheduled_for: datetime | None
-    baseline_run_id: int | None
-    summary: dict[str, Any] | None
-    error: str | None
 
 
 def _view(session: Session, run: EvalRun, suite: str) -> RunView:
@@ -104,60 +80,15 @@ def run_views(
     ]
 
 
+def run_detail(session: Session, run_id: int, *, team_id: int | None) -> RunDetail:
+    """One run with its per-question results, if visible to the team (None: any)."""
+    view = run_view(session, run_id, team_id=team_id)
+    return RunDetail(**view.model_dump(), questions=question_results(session, run_id))
+
+
 def question_results(session: Session, run_id: int) -> list[dict[str, Any]]:
     """A scored run's per-question results (with the divergence report) as plain records."""
     return [
         {name: getattr(row, name) for name in RESULT_FIELDS}
         for row in result_repo.results_of_run(session, run_id)
     ]
-
-
-@dataclass(frozen=True, slots=True)
-class SuiteView:
-    """A suite as listed, with its paraphrase review state per status."""
-
-    id: int
-    name: str
-    team: str
-    model: str
-    revision: int
-    questions: list[dict[str, Any]]
-    settings: dict[str, Any]
-    paraphrases: dict[str, int]
-
-
-def suite_views(session: Session, *, team_id: int | None) -> list[SuiteView]:
-    """Every visible suite."""
-    rows = suite_repo.list_suites(session, team_id)
-    return [suite_view(session, suite.id, team_id=team_id) for suite, _ in rows]
-
-
-def suite_view(session: Session, suite_id: int, *, team_id: int | None) -> SuiteView:
-    """One suite with its questions and how many paraphrases each has per status."""
-    suite = suite_repo.suite_by_id(session, suite_id, team_id)
-    if suite is None:
-        raise NotFoundError(f"No suite with id {suite_id} is visible to this key.", "suite")
-    counts = paraphrase_repo.status_counts(session, suite.id)
-    totals: dict[str, int] = {}
-    for (_, status), n in counts.items():
-        totals[status] = totals.get(status, 0) + n
-    questions = [
-        {
-            "id": q.id,
-            "key": q.key,
-            "text": q.text,
-            "answer_type": q.spec.get("answer", {}).get("type"),
-            "paraphrases": {status: n for (key, status), n in counts.items() if key == q.key},
-        }
-        for q in suite_repo.questions_of(session, suite.id)
-    ]
-    return SuiteView(
-        id=suite.id,
-        name=suite.name,
-        team=suite_repo.team_name(session, suite.team_id),
-        model=suite.model,
-        revision=suite.revision,
-        questions=questions,
-        settings=suite.settings,
-        paraphrases=totals,
-    )

@@ -12,7 +12,7 @@ from plumbline.cli.eval_context import database, run_service
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from evals.alerts.listing import AlertView
+    from evals.alerts.views import AlertView
 
 alerts_app = typer.Typer(no_args_is_help=True, help="Eval alerts: list, show, acknowledge.")
 

@@ -59,7 +59,7 @@ def import_(
 @eval_app.command("suites")
 def suites() -> None:
     """List suites with their paraphrase review state."""
-    from evals.runs.listing import suite_views
+    from evals.suites.listing import suite_views
 
     with database() as (_, sessions):
         views = run_service(sessions, lambda s: suite_views(s, team_id=None))
