@@ -1,4 +1,4 @@
-"""Rebuild a scored run from its stored rows, for reports, the API and the next issue's alerts."""
+"""Rebuild a scored run from its stored rows, for reports: the API, the CLI and the demo."""
 
 from __future__ import annotations
 
