@@ -9,6 +9,7 @@ COPY evals ./evals
 COPY workers ./workers
 COPY simulator ./simulator
 COPY migrations ./migrations
+COPY apps ./apps
 RUN pip install --no-cache-dir .
 # The gateway's spool (a named volume in docker-compose.yml) takes this owner when first mounted.
 RUN mkdir -p /var/lib/plumbline/spool && chown -R nobody:nogroup /var/lib/plumbline

@@ -102,8 +102,9 @@ class ServerProcess:
 
 
 def plumbline_command(*args: str) -> list[str]:
-    """The `plumbline` CLI of this interpreter's environment."""
-    return [sys.executable, "-m", "plumbline", *args]
+    """The `plumbline` CLI of this interpreter's environment, run as `python -m apps.cli`."""
+    # A command line, not an import: the kit may start the application but never imports it.
+    return [sys.executable, "-m", "apps.cli", *args]
 
 
 def free_port() -> int:

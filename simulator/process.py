@@ -201,10 +201,8 @@ class SimulatorProcess:
 
 
 def _plumbline_command() -> list[str]:
-    script = Path(sys.executable).with_name("plumbline")
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-c", "from plumbline.cli import main; main()"]
+    # A command line, not an import: the simulator imports nothing of Plumbline.
+    return [sys.executable, "-m", "apps.cli"]
 
 
 def _free_port() -> int:

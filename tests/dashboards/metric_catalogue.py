@@ -35,6 +35,7 @@ GATEWAY_SIDE = frozenset(
         "plumbline_sink_queue_depth",
         "plumbline_sink_database_up",
         "plumbline_sink_records_total",
+        "plumbline_sink_quarantined_rows_total",
         "plumbline_spool_pending_files",
         "plumbline_backend_up",
         "plumbline_backend_in_flight",

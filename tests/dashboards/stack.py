@@ -132,7 +132,7 @@ def run_evals(database_url: str, gateway: GatewayProcess, admin_key: str, workdi
     suite.write_text(suite_yaml("contracts", "legal", samples=4))
     for args in (["import", str(suite)], ["run", "contracts"], ["run", "contracts"]):
         done = subprocess.run(
-            [sys.executable, "-m", "plumbline", "eval", *args],
+            [sys.executable, "-m", "apps.cli", "eval", *args],
             env=env,
             capture_output=True,
             text=True,

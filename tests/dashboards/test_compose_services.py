@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import typer
 
-from plumbline.cli import build_app
+from apps.cli import build_app
 from plumbline.settings import Settings
 from tests.dashboards.compose_file import (
     OPERATOR_ENV,
@@ -53,7 +53,7 @@ def test_secrets_must_come_from_the_operator() -> None:
 def test_service_runs_a_real_plumbline_command_with_options_it_accepts(name: str) -> None:
     subcommand, *args = SERVICES[name]["command"]
     helped = subprocess.run(
-        [sys.executable, "-m", "plumbline", subcommand, "--help"],
+        [sys.executable, "-m", "apps.cli", subcommand, "--help"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -41,7 +41,7 @@ def plumbline(
     if api_key is not None:
         env["PLUMBLINE_EVAL__API_KEY"] = stack.admin_key
     return subprocess.run(
-        [sys.executable, "-m", "plumbline", "eval", *args],
+        [sys.executable, "-m", "apps.cli", "eval", *args],
         env=env,
         capture_output=True,
         text=True,

@@ -91,6 +91,7 @@ def _toml(value: Any) -> str:
 
 
 KIT = "the kit imports no application"
+NO_APPS = "nothing imports the applications"
 SIMULATOR = "the simulator imports nothing of Plumbline"
 EVALS = "evals imports nothing of the gateway"
 EVALS_PURE = "the evals' pure logic imports no database, ORM or domain package"
@@ -103,6 +104,11 @@ BREACHES = [
         (KIT, f"plumbline.db.breach:import {m}\n")
         for m in ("gateway", "evals", "workers", "simulator")
     ),
+    *(
+        (NO_APPS, f"{source}.breach:import apps\n")
+        for source in ("plumbline", "gateway", "evals", "workers", "simulator")
+    ),
+    (NO_APPS, "gateway.proxy.breach:from apps.cli import main\n"),
     *(
         (SIMULATOR, f"simulator.breach:import {m}\n")
         for m in ("plumbline", "gateway", "evals", "workers")
@@ -134,6 +140,7 @@ BREACHES = [
     (WORKERS, "workers.tasks.breach:import gateway.proxy\n"),
     (WEB_API, "gateway.usage.breach:import gateway.api\n"),
     (WEB_API, "evals.breach:from gateway.api import deps\n"),
+    (WEB_API, "apps.demo.breach:import gateway.api\n"),
 ]
 
 
@@ -146,7 +153,7 @@ def test_the_tree_keeps_every_contract() -> None:
 
 def test_every_contract_is_tried_here() -> None:
     named = {c["name"] for c in _settings()["contracts"]}
-    assert named == {KIT, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API}
+    assert named == {KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API}
 
 
 @pytest.mark.parametrize(("name", "breach"), BREACHES)
@@ -157,7 +164,9 @@ def test_a_contract_fails_on_its_breach(tmp_path: Path, name: str, breach: str) 
     assert f"{name} BROKEN" in result.stdout
 
 
-@pytest.mark.parametrize("name", [KIT, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API])
+@pytest.mark.parametrize(
+    "name", [KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API]
+)
 def test_a_contract_holds_on_its_tree_without_a_breach(tmp_path: Path, name: str) -> None:
     """The breaches above fail for the import they add, not for a tree that never checks."""
     config = _tree(tmp_path, _contract(name), "")

@@ -85,7 +85,7 @@ def test_the_cli_names_the_line_and_field(stack: SecurityStack, tmp_path: Path, 
     path.write_text(text)
     env = {**os.environ, "PLUMBLINE_DATABASE__URL": stack.database_url, "COLUMNS": "300"}
     result = subprocess.run(
-        [sys.executable, "-m", "plumbline", "eval", "import", str(path)],
+        [sys.executable, "-m", "apps.cli", "eval", "import", str(path)],
         env=env,
         capture_output=True,
         text=True,

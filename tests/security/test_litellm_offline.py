@@ -79,7 +79,7 @@ ENTRY_POINTS = {
     ),
     "celery app": "from workers.app import create_celery_app; create_celery_app()",
     "cli": (
-        "import sys; from plumbline.cli import main; sys.argv = ['plumbline', '--help']\n"
+        "import sys; from apps.cli import main; sys.argv = ['plumbline', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass"
     ),
 }

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plumbline.cli.eval_context import database, eval_key, fail, gateway_client, run_service
+from apps.cli.eval_context import database, eval_key, fail, gateway_client, run_service
 
 if TYPE_CHECKING:
     from rich.console import Console

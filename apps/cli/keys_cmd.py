@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from plumbline.cli.admin_context import admin_transaction, cli_actor, fail
+from apps.cli.admin_context import admin_transaction, cli_actor, fail
 
 keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys (only hashes are stored).")
 RpmOption = Annotated[

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from plumbline.cli.admin_context import admin_transaction, cli_actor
+from apps.cli.admin_context import admin_transaction, cli_actor
 
 end_users_app = typer.Typer(no_args_is_help=True, help="End users' data (X-Plumbline-User).")
 

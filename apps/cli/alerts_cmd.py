@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plumbline.cli.eval_context import database, run_service
+from apps.cli.eval_context import database, run_service
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from plumbline.cli.eval_context import database
+from apps.cli.eval_context import database
 
 stability_app = typer.Typer(no_args_is_help=True, help="Answer stability of production traffic.")
 

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from plumbline.cli.eval_context import database, fail, run_service
-from plumbline.cli.eval_paraphrase_cmd import paraphrases_app
-from plumbline.cli.eval_run_cmd import run_command
+from apps.cli.eval_context import database, fail, run_service
+from apps.cli.eval_paraphrase_cmd import paraphrases_app
+from apps.cli.eval_run_cmd import run_command
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -106,9 +106,9 @@ def report(
     ] = None,
 ) -> None:
     """Show a scored run in the terminal, or write it as HTML, CSV or Parquet."""
+    from apps.cli.eval_run_cmd import print_run
     from evals.report import export_run, render_html
     from evals.runs.stored_score import load_run_score
-    from plumbline.cli.eval_run_cmd import print_run
 
     with database() as (_, sessions):
         score = run_service(sessions, lambda s: load_run_score(s, run_id, team_id=None))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from plumbline.cli import (
+from apps.cli import (
     alerts_cmd,
     beat_cmd,
     demo_cmd,

@@ -22,6 +22,6 @@ def register(app: typer.Typer) -> None:
         ] = True,
     ) -> None:
         """Simulator, gateway and worker on SQLite: traffic, a suite, an alert, a dashboard."""
-        from plumbline.demo.run import run_demo
+        from apps.demo.run import run_demo
 
         run_demo(directory, calls, keep_running)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from plumbline.cli.eval_context import database, fail, gateway_client, run_service
+from apps.cli.eval_context import database, fail, gateway_client, run_service
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -10,14 +10,14 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from sqlalchemy.orm import Session, sessionmaker
 
+from apps.demo.suite import DEMO_SUITE
+from apps.demo.webhook_inbox import WebhookInbox
 from evals.report import print_report
 from evals.runs.repository import runs as run_repo
 from evals.runs.repository import samples as sample_repo
 from evals.runs.stored_score import load_run_score
 from evals.suites.importer import import_suite, parse_suite
 from evals.transaction import in_transaction
-from plumbline.demo.suite import DEMO_SUITE
-from plumbline.demo.webhook_inbox import WebhookInbox
 
 FINISHED = ("completed", "partial", "failed")
 

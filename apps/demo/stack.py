@@ -10,11 +10,11 @@ from typing import Any
 
 import yaml
 
+from apps.demo.scenarios import DEMO_SIMULATOR
+from apps.demo.webhook_inbox import WebhookInbox
 from gateway.auth.service import create_key
 from plumbline.child_process import ServerProcess, free_port, plumbline_command
 from plumbline.db import create_db_engine, make_session_factory
-from plumbline.demo.scenarios import DEMO_SIMULATOR
-from plumbline.demo.webhook_inbox import WebhookInbox
 from plumbline.migrate import upgrade_to_head
 from plumbline.settings_env import settings_environment
 from simulator.process import SimulatorProcess

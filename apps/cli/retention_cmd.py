@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from plumbline.cli.admin_context import admin_transaction, cli_actor
+from apps.cli.admin_context import admin_transaction, cli_actor
 
 retention_app = typer.Typer(no_args_is_help=True, help="Retention of calls, logprobs, bodies.")
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from apps.demo import stability_step
+from apps.demo.show import live_agreement, near_tie, usage_table
+from apps.demo.stack import DemoStack
+from apps.demo.traffic import send_traffic
 from plumbline.db import create_db_engine, make_session_factory
-from plumbline.demo import stability_step
-from plumbline.demo.show import live_agreement, near_tie, usage_table
-from plumbline.demo.stack import DemoStack
-from plumbline.demo.traffic import send_traffic
 
 RUN_TIMEOUT_S = 240.0
 

@@ -1,0 +1,1 @@
+"""The applications on top of the kit: the `plumbline` command line and the demo."""

@@ -1,5 +1,0 @@
-"""`python -m plumbline` runs the CLI."""
-
-from plumbline.cli import main
-
-main()
