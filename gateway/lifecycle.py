@@ -21,11 +21,11 @@ from gateway.recording.call_sink import CallSink
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_process import RecorderProcess
 from gateway.recording.sink import LogSink
-from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
+from gateway.routing.model_backends import ModelBackends
 from gateway.stability_metrics import StabilityCollector
 from gateway.state import GatewayState
-from gateway.upstream.client import UpstreamPool
+from gateway.upstream.connections_by_origin import ConnectionsByOrigin
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
 
@@ -81,7 +81,7 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
         "vLLM gauges scraped from the backend",
         labels=[*labels, "gauge"],
     )
-    for backend in state.pool.all():
+    for backend in state.backends.all():
         key = [backend.model, backend.url]
         healthy.add_metric(key, 1.0 if backend.healthy else 0.0)
         in_flight.add_metric(key, backend.in_flight)
@@ -138,9 +138,9 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
     sink = _call_sink(settings, config, metrics, engine)
     sink.start()
     http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False))
-    upstream = UpstreamPool(config.limits.backends)
-    pool = BackendPool(config)
-    monitor = HealthMonitor(pool, http, config.health)
+    upstream = ConnectionsByOrigin(config.limits.backends)
+    backends = ModelBackends(config)
+    monitor = HealthMonitor(backends, http, config.health)
     state = GatewayState(
         settings=settings,
         config=config,
@@ -149,7 +149,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         sink=sink,
         http=http,
         upstream=upstream,
-        pool=pool,
+        backends=backends,
         monitor=monitor,
         keys=KeyCache(
             make_session_factory(engine),

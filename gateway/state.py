@@ -14,9 +14,9 @@ from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
 from gateway.proxy.rate_limiter import RateLimiter
 from gateway.recording.call_sink import CallSink
-from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
-from gateway.upstream.client import UpstreamPool
+from gateway.routing.model_backends import ModelBackends
+from gateway.upstream.connections_by_origin import ConnectionsByOrigin
 from plumbline.settings import Settings
 
 
@@ -30,8 +30,8 @@ class GatewayState:
     sessions: sessionmaker[Session]
     sink: CallSink
     http: aiohttp.ClientSession
-    upstream: UpstreamPool
-    pool: BackendPool
+    upstream: ConnectionsByOrigin
+    backends: ModelBackends
     monitor: HealthMonitor
     keys: KeyCache
     metrics: GatewayMetrics

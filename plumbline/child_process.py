@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-import httpx
+import aiohttp
+
+from plumbline.blocking_http import BlockingHttp
 
 
 class ServerProcess:
@@ -51,22 +53,23 @@ class ServerProcess:
                 start_new_session=True,
             )
         deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited at start-up:\n{self.log_tail()}")
-            if self._ready():
-                return self
-            time.sleep(0.1)
+        with BlockingHttp() as http:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"server exited at start-up:\n{self.log_tail()}")
+                if self._ready(http):
+                    return self
+                time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"server not healthy after {self.startup_timeout} s:\n{self.log_tail()}")
 
-    def _ready(self) -> bool:
+    def _ready(self, http: BlockingHttp) -> bool:
         if self.ready_line is not None:
             return self.ready_line in self.log_path.read_text(errors="replace")
         assert self.health_url is not None
         try:
-            return httpx.get(self.health_url, timeout=1.0).status_code == 200
-        except httpx.HTTPError:
+            return http.request("GET", self.health_url, timeout_s=1.0).status == 200
+        except (aiohttp.ClientError, TimeoutError):
             return False
 
     def log_tail(self, lines: int = 60) -> str:

@@ -34,8 +34,6 @@ def register(app: typer.Typer) -> None:
         from workers.app import QUEUES, create_celery_app
 
         configure_logging()
-        # One line per gateway call would drown the task log.
-        logging.getLogger("httpx").setLevel(logging.WARNING)
         unknown = sorted(set(queues.split(",")) - set(QUEUES))
         if unknown:
             raise typer.BadParameter(f"unknown queues: {', '.join(unknown)}", param_hint="--queues")

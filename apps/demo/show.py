@@ -5,16 +5,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import httpx
 from rich.console import Console
 from rich.table import Table
+
+from plumbline.blocking_http import BlockingHttp, Reply
+
+# The demo's read API answers are small; a bound keeps a wrong URL from filling memory.
+MAX_ANSWER_BYTES = 64 << 20
 
 
 def usage_table(base_url: str, key: str) -> Table:
     """GET /api/usage as a table."""
-    report = httpx.get(
-        f"{base_url}/api/usage", headers={"Authorization": f"Bearer {key}"}, timeout=30
-    ).json()
+    report = _get(f"{base_url}/api/usage", key).json()
     table = Table(title="Usage by feature (GET /api/usage)")
     for column in (
         "feature",
@@ -47,20 +49,12 @@ def _ms(value: float | None) -> str:
 
 def near_tie(base_url: str, key: str, console: Console) -> None:
     """Show the recorded call with the smallest top-1/top-2 margin, token by token."""
-    headers = {"Authorization": f"Bearer {key}"}
-    page = httpx.get(
-        f"{base_url}/api/calls",
-        params={"feature": "contracts", "limit": 200},
-        headers=headers,
-        timeout=30,
-    ).json()["data"]
+    page = _get(f"{base_url}/api/calls", key, {"feature": "contracts", "limit": 200}).json()["data"]
     candidates = [c for c in page if c["logprob_min_margin"] is not None]
     if not candidates:
         return
     call = min(candidates, key=lambda c: c["logprob_min_margin"])
-    detail: dict[str, Any] = httpx.get(
-        f"{base_url}/api/calls/{call['id']}", headers=headers, timeout=30
-    ).json()
+    detail: dict[str, Any] = _get(f"{base_url}/api/calls/{call['id']}", key).json()
     entries = detail["logprobs"]["choices"]["0"]
     worst = min(
         range(len(entries)),
@@ -85,10 +79,8 @@ def _margin(top: list[dict[str, Any]]) -> float:
 
 def live_agreement(base_url: str, key: str, console: Console) -> None:
     """Agreement measured on resampled production calls, per feature."""
-    response = httpx.get(
-        f"{base_url}/api/stability/live", headers={"Authorization": f"Bearer {key}"}, timeout=30
-    )
-    if response.status_code != 200:
+    response = _get(f"{base_url}/api/stability/live", key)
+    if response.status != 200:
         return
     rows = response.json().get("data") or []
     for row in rows:
@@ -96,4 +88,17 @@ def live_agreement(base_url: str, key: str, console: Console) -> None:
             f"live traffic, feature {row['feature']}: {row['samples']} sampled production calls "
             f"re-asked by the worker ({row['resamples_answered']} answers), "
             f"{row['agreement']:.0%} agreed with the original answer"
+        )
+
+
+def _get(url: str, key: str, params: dict[str, str | int] | None = None) -> Reply:
+    """One GET of the gateway's read API with `key`."""
+    with BlockingHttp() as http:
+        return http.request(
+            "GET",
+            url,
+            headers={"Authorization": f"Bearer {key}"},
+            params=params,
+            timeout_s=30,
+            read_limit=MAX_ANSWER_BYTES,
         )

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import httpx
-
-from plumbline.outbound import OutboundGuard, Resolver, guarded_client
+from plumbline.blocking_http import BlockingHttp
+from plumbline.outbound import OutboundGuard, Resolver, guarded_http
 from plumbline.settings import NotifySettings
 
 
@@ -14,8 +13,8 @@ from plumbline.settings import NotifySettings
 class DeliveryClients:
     """Channels from the settings are trusted as configured; suite channels go through the guard."""
 
-    configured: httpx.Client
-    team_supplied: httpx.Client
+    configured: BlockingHttp
+    team_supplied: BlockingHttp
 
     def close(self) -> None:
         """Close both clients' connections."""
@@ -26,4 +25,4 @@ class DeliveryClients:
 def delivery_clients(notify: NotifySettings, resolver: Resolver | None = None) -> DeliveryClients:
     """Both clients; `resolver` replaces the system's for the guarded one (tests)."""
     guard = OutboundGuard(notify.suite_channels.allowed_hosts, resolver)
-    return DeliveryClients(httpx.Client(follow_redirects=False), guarded_client(guard))
+    return DeliveryClients(BlockingHttp(), guarded_http(guard))

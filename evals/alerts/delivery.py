@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import httpx
+import aiohttp
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.alerts import error_classes as errors
@@ -95,17 +95,16 @@ def _post(
         url = url.rstrip("/") + "/api/v2/alerts"
     http = clients.team_supplied if channel.from_suite else clients.configured
     try:
-        with http.stream(
-            "POST", url, json=payload, headers=channel.headers, timeout=timeout_s
-        ) as response:
-            status_code = response.status_code
+        status_code = http.request(
+            "POST", url, json=payload, headers=channel.headers, timeout_s=timeout_s
+        ).status
     except OutboundRefused as refused:
         return None, refused.error_class
-    except httpx.TimeoutException:
+    except TimeoutError:
         return None, errors.TIMEOUT
-    except httpx.ConnectError:
+    except aiohttp.ClientConnectorError:
         return None, errors.CONNECT_ERROR
-    except httpx.HTTPError:
+    except aiohttp.ClientError:
         return None, errors.TRANSPORT_ERROR
     return status_code, None if 200 <= status_code < 300 else errors.HTTP_STATUS
 

@@ -1,7 +1,8 @@
 """GatewayClient: chat completions and model info from the gateway over aiohttp.
 
 aiohttp, not httpx: an eval sample is one short call, and httpx spent about 2.5 ms of CPU on
-each (a worker's largest cost per sample) where aiohttp spends about 0.2 ms.
+each (a worker's largest cost per sample) where aiohttp spends about 0.2 ms
+(`python -m bench.http_clients`, "HTTP clients" in docs/benchmarks.md).
 """
 
 from __future__ import annotations

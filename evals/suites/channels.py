@@ -8,7 +8,7 @@ from evals.suite import Suite
 from plumbline.outbound import OutboundGuard, OutboundRefused, parse_outbound_url
 from plumbline.settings import NotifySettings
 
-# Headers that decide where or how the request is framed are the client's (httpx's) to set.
+# Headers that decide where or how the request is framed are the client's (aiohttp's) to set.
 RESERVED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 ALLOWED_HOSTS_SETTING = (
     "worker.notify.suite_channels.allowed_hosts "

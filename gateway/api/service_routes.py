@@ -16,7 +16,7 @@ router = APIRouter()
 @router.get("/health", tags=["service"])
 def health(state: StateDep) -> dict[str, Any]:
     """Liveness plus whether calls are being written or spooled."""
-    backends = state.pool.all()
+    backends = state.backends.all()
     return {
         "status": "ok",
         "database": "up" if state.sink.stats.database_up else "spooling",
@@ -42,7 +42,7 @@ def models(state: StateDep, caller: CallerDep) -> dict[str, Any]:
             "created": int(time.time()),
             "owned_by": "plumbline",
         }
-        for backend in state.pool.backends(model.name):
+        for backend in state.backends.serving(model.name):
             served = backend.served_models.get(model.served_name)
             if served:
                 entry["max_model_len"] = served.get("max_model_len")

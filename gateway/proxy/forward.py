@@ -12,7 +12,7 @@ from gateway.metering.record import CallRecord
 from gateway.proxy.asgi_io import Send, send_bytes
 from gateway.proxy.relay import Relay
 from gateway.proxy.request_plan import MeasurementPlan
-from gateway.routing.backend_pool import Backend
+from gateway.routing.model_backends import Backend
 from gateway.state import GatewayState
 from gateway.upstream.errors import (
     UpstreamConnectError,
@@ -43,7 +43,7 @@ class Forwarder(Relay):
         tried: list[Backend] = []
         last_problem = ""
         while True:
-            backend = self.state.pool.pick(model.name, exclude=tuple(tried))
+            backend = self.state.backends.pick(model.name, exclude=tuple(tried))
             if backend is None:
                 if tried:
                     raise GatewayError(
@@ -75,7 +75,7 @@ class Forwarder(Relay):
             if isinstance(response, str):
                 return response
             try:
-                if response.status in RETRYABLE_STATUS and self.state.pool.pick(
+                if response.status in RETRYABLE_STATUS and self.state.backends.pick(
                     model.name, exclude=(backend,)
                 ):
                     # The backend said it did not serve the call: another one may.
@@ -106,7 +106,7 @@ class Forwarder(Relay):
                 self.path, body, headers, limits.connect_timeout_s, limits.read_timeout_s
             )
         except UpstreamConnectError as error:
-            self.state.pool.mark_failed(backend, f"cannot connect: {error}")
+            self.state.backends.mark_failed(backend, f"cannot connect: {error}")
             return f"{label}: cannot connect ({error.os_error.strerror or 'no route'})"
         except UpstreamDisconnected as error:
             if not error.request_written:
@@ -129,7 +129,7 @@ class Forwarder(Relay):
             ) from None
 
     def _label(self, backend: Backend, model: ModelConfig) -> str:
-        backends = self.state.pool.backends(model.name)
+        backends = self.state.backends.serving(model.name)
         number = next(i for i, b in enumerate(backends, 1) if b is backend)
         return f"backend {number} of model `{model.name}`"
 

@@ -10,7 +10,7 @@ import aiohttp
 import orjson
 
 from gateway.config import HealthConfig
-from gateway.routing.backend_pool import Backend, BackendPool
+from gateway.routing.model_backends import Backend, ModelBackends
 
 log = logging.getLogger(__name__)
 
@@ -76,15 +76,15 @@ def parse_engine_gauges(text: str) -> dict[str, float]:
 class HealthMonitor:
     """Keeps each backend's health, load gauges and served models current."""
 
-    def __init__(self, pool: BackendPool, http: aiohttp.ClientSession, config: HealthConfig):
-        self.pool = pool
+    def __init__(self, backends: ModelBackends, http: aiohttp.ClientSession, config: HealthConfig):
+        self.backends = backends
         self.http = http
         self.config = config
         self._task: asyncio.Task[None] | None = None
 
     async def check_all(self) -> None:
         """Probe every backend once, concurrently."""
-        await asyncio.gather(*(self.check(b) for b in self.pool.all()))
+        await asyncio.gather(*(self.check(b) for b in self.backends.all()))
 
     async def check(self, backend: Backend) -> None:
         """Probe one backend and put it in or out of rotation."""
@@ -119,7 +119,7 @@ class HealthMonitor:
     def _down(self, backend: Backend, reason: str) -> None:
         if backend.healthy:
             log.warning("backend %s taken out of rotation: %s", backend.url, reason)
-        self.pool.mark_failed(backend, reason)
+        self.backends.mark_failed(backend, reason)
 
     async def _scrape(self, backend: Backend, timeout: aiohttp.ClientTimeout) -> None:
         # `timeout` is aiohttp's total, body included, so a trickling page is cut in time too.

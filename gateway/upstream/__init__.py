@@ -1,1 +1,1 @@
-"""A small HTTP/1.1 client for calling backends: keep-alive pools on asyncio and httptools."""
+"""A small HTTP/1.1 client for backends: keep-alive connections per origin, asyncio, httptools."""

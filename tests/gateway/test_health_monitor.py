@@ -10,8 +10,8 @@ import pytest
 from aiohttp import web
 
 from gateway.config import GatewayConfig, HealthConfig
-from gateway.routing.backend_pool import BackendPool
 from gateway.routing.health import HealthMonitor
+from gateway.routing.model_backends import ModelBackends
 from plumbline.child_process import free_port
 
 
@@ -45,11 +45,11 @@ async def engine() -> AsyncIterator[tuple[FakeEngine, str]]:
     await runner.cleanup()
 
 
-def _monitor(url: str, http: aiohttp.ClientSession) -> tuple[HealthMonitor, BackendPool]:
+def _monitor(url: str, http: aiohttp.ClientSession) -> tuple[HealthMonitor, ModelBackends]:
     config = GatewayConfig.model_validate({"models": [{"name": "m", "backends": [{"url": url}]}]})
-    pool = BackendPool(config)
+    backends = ModelBackends(config)
     health = HealthConfig(interval_s=60, timeout_s=0.2, timeouts_to_mark_down=3)
-    return HealthMonitor(pool, http, health), pool
+    return HealthMonitor(backends, http, health), backends
 
 
 @pytest.mark.anyio
@@ -58,8 +58,8 @@ async def test_slow_probes_take_a_backend_out_only_when_repeated(
 ) -> None:
     fake, url = engine
     async with aiohttp.ClientSession() as http:
-        monitor, pool = _monitor(url, http)
-        backend = pool.backends("m")[0]
+        monitor, backends = _monitor(url, http)
+        backend = backends.serving("m")[0]
         fake.delay = 0.5
         for _ in range(2):
             await monitor.check(backend)
@@ -75,8 +75,8 @@ async def test_slow_probes_take_a_backend_out_only_when_repeated(
 async def test_a_dead_engine_is_out_at_once(engine: tuple[FakeEngine, str]) -> None:
     fake, url = engine
     async with aiohttp.ClientSession() as http:
-        monitor, pool = _monitor(url, http)
-        backend = pool.backends("m")[0]
+        monitor, backends = _monitor(url, http)
+        backend = backends.serving("m")[0]
         fake.status = 503
         await monitor.check(backend)
         assert not backend.healthy
@@ -86,8 +86,8 @@ async def test_a_dead_engine_is_out_at_once(engine: tuple[FakeEngine, str]) -> N
 @pytest.mark.anyio
 async def test_nothing_listening_is_out_at_once() -> None:
     async with aiohttp.ClientSession() as http:
-        monitor, pool = _monitor(f"http://127.0.0.1:{free_port()}", http)
-        backend = pool.backends("m")[0]
+        monitor, backends = _monitor(f"http://127.0.0.1:{free_port()}", http)
+        backend = backends.serving("m")[0]
         await monitor.check(backend)
         assert not backend.healthy
 
@@ -104,8 +104,8 @@ async def test_a_models_page_of_the_wrong_shape_is_ignored(
     fake, url = engine
     fake.models_page = page
     async with aiohttp.ClientSession() as http:
-        monitor, pool = _monitor(url, http)
-        backend = pool.backends("m")[0]
+        monitor, backends = _monitor(url, http)
+        backend = backends.serving("m")[0]
         await monitor.check(backend)
     assert backend.healthy
     assert backend.served_models == {}

@@ -67,9 +67,10 @@ def _tree(tmp_path: Path, contract: dict[str, Any], breach: str) -> Path:
     for root in _settings()["root_packages"]:
         _module_file(tmp_path, root)
     for ignored in contract.get("ignore_imports", []):
-        # An exempted importer, in use (import-linter refuses an exemption that matches nothing).
-        importer = ignored.split(" -> ")[0].replace(".**", ".app")
-        _module_file(tmp_path, importer).write_text("import gateway\n")
+        # An exempted import, in use (import-linter refuses an exemption that matches nothing).
+        importer, imported = ignored.split(" -> ")
+        target = "gateway" if "*" in imported else imported
+        _module_file(tmp_path, importer.replace(".**", ".app")).write_text(f"import {target}\n")
     importer, _, code = breach.partition(":")
     if importer:
         _module_file(tmp_path, importer).write_text(code)
@@ -98,6 +99,7 @@ EVALS_PURE = "the evals' pure logic imports no database, ORM or domain package"
 PROXY = "the proxy imports no ORM models, numpy, pandas or evals"
 WORKERS = "workers import neither the web API nor the proxy"
 WEB_API = "only the app imports the web API"
+HTTP = "Plumbline's HTTP client is aiohttp (and the proxy's own): no httpx"
 # One breach per forbidden pair: "importer:code".
 BREACHES = [
     *(
@@ -141,6 +143,16 @@ BREACHES = [
     (WEB_API, "gateway.usage.breach:import gateway.api\n"),
     (WEB_API, "evals.breach:from gateway.api import deps\n"),
     (WEB_API, "apps.demo.breach:import gateway.api\n"),
+    *(
+        (HTTP, f"{source}.breach:import httpx\n")
+        for source in (
+            "plumbline.outbound",
+            "gateway.routing",
+            "evals.alerts",
+            "workers",
+            "apps.cli",
+        )
+    ),
 ]
 
 
@@ -153,7 +165,7 @@ def test_the_tree_keeps_every_contract() -> None:
 
 def test_every_contract_is_tried_here() -> None:
     named = {c["name"] for c in _settings()["contracts"]}
-    assert named == {KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API}
+    assert named == {KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API, HTTP}
 
 
 @pytest.mark.parametrize(("name", "breach"), BREACHES)
@@ -165,7 +177,7 @@ def test_a_contract_fails_on_its_breach(tmp_path: Path, name: str, breach: str) 
 
 
 @pytest.mark.parametrize(
-    "name", [KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API]
+    "name", [KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API, HTTP]
 )
 def test_a_contract_holds_on_its_tree_without_a_breach(tmp_path: Path, name: str) -> None:
     """The breaches above fail for the import they add, not for a tree that never checks."""

@@ -7,19 +7,19 @@ import ipaddress
 from collections.abc import Iterator
 
 import aiohttp
-import httpx
 import pytest
 
 from plumbline.child_process import free_port
 from plumbline.outbound import (
+    GuardedResolver,
     OutboundGuard,
     OutboundRefused,
     StaticResolver,
     blocked_reason,
-    guarded_client,
+    guarded_http,
+    guarded_session,
     parse_outbound_url,
 )
-from plumbline.outbound.aiohttp_resolver import GuardedResolver
 from tests.support.listener import Listener
 
 BLOCKED = {
@@ -125,8 +125,29 @@ def listener() -> Iterator[Listener]:
 
 def test_the_client_never_connects_to_a_refused_address(listener: Listener) -> None:
     guard = OutboundGuard(resolver=StaticResolver({"metadata.test": ["127.0.0.1"]}))
-    with guarded_client(guard) as http, pytest.raises(OutboundRefused):
-        http.post(f"http://metadata.test:{listener.port}/latest", json={})
+    with guarded_http(guard) as http, pytest.raises(OutboundRefused):
+        http.request("POST", f"http://metadata.test:{listener.port}/latest", json={}, timeout_s=5)
+    assert listener.requests() == []
+
+
+def test_an_internal_ip_literal_is_refused_though_aiohttp_skips_the_resolver_for_it(
+    listener: Listener,
+) -> None:
+    with guarded_http(OutboundGuard()) as http:
+        for host in ("127.0.0.1", "[::ffff:127.0.0.1]"):
+            with pytest.raises(OutboundRefused) as refused:
+                http.request("GET", f"http://{host}:{listener.port}/", timeout_s=5)
+            assert refused.value.error_class == "blocked_address"
+    assert listener.requests() == []
+
+
+def test_a_url_the_strict_parser_refuses_is_refused_before_connecting(listener: Listener) -> None:
+    resolver = StaticResolver({"hooks.internal.test": ["127.0.0.1"]})
+    with guarded_http(OutboundGuard(["hooks.internal.test"], resolver)) as http:
+        url = f"http://user:pw@hooks.internal.test:{listener.port}/"
+        with pytest.raises(OutboundRefused) as refused:
+            http.request("GET", url, timeout_s=5)
+        assert refused.value.error_class == "invalid_url"
     assert listener.requests() == []
 
 
@@ -134,9 +155,10 @@ def test_the_client_connects_to_the_checked_address_with_the_name_as_host(
     listener: Listener,
 ) -> None:
     resolver = StaticResolver({"hooks.internal.test": ["127.0.0.1"]})
-    with guarded_client(OutboundGuard(["hooks.internal.test"], resolver)) as http:
-        response = http.post(f"http://hooks.internal.test:{listener.port}/in", json={"a": 1})
-    assert response.status_code == 200
+    with guarded_http(OutboundGuard(["hooks.internal.test"], resolver)) as http:
+        url = f"http://hooks.internal.test:{listener.port}/in"
+        reply = http.request("POST", url, json={"a": 1}, timeout_s=5)
+    assert reply.status == 200
     [heard] = listener.requests()
     assert heard.path == "/in"
     assert heard.headers["Host"] == f"hooks.internal.test:{listener.port}"
@@ -150,10 +172,16 @@ def test_redirects_are_not_followed_and_each_followed_one_is_checked_again(
         {"hooks.internal.test": ["127.0.0.1"], "metadata.test": ["127.0.0.1"]}
     )
     guard = OutboundGuard(["hooks.internal.test"], resolver)
-    with guarded_client(guard) as http:
-        assert http.get(f"http://hooks.internal.test:{listener.port}/").status_code == 302
-        with pytest.raises(OutboundRefused):
-            http.get(f"http://hooks.internal.test:{listener.port}/", follow_redirects=True)
+    url = f"http://hooks.internal.test:{listener.port}/"
+    with guarded_http(guard) as http:
+        assert http.request("GET", url, timeout_s=5).status == 302
+
+    async def followed() -> None:
+        async with guarded_session(guard) as session:
+            await session.get(url, allow_redirects=True)
+
+    with pytest.raises(OutboundRefused):
+        asyncio.run(followed())
     assert len(listener.requests()) == 2
 
 
@@ -166,19 +194,18 @@ def test_proxy_environment_variables_are_ignored(
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
         resolver = StaticResolver({"hooks.internal.test": ["127.0.0.1"]})
-        with guarded_client(OutboundGuard(["hooks.internal.test"], resolver)) as http:
-            http.get(f"http://hooks.internal.test:{listener.port}/direct")
+        with guarded_http(OutboundGuard(["hooks.internal.test"], resolver)) as http:
+            http.request("GET", f"http://hooks.internal.test:{listener.port}/direct", timeout_s=5)
         assert proxy.requests() == []
     assert [h.path for h in listener.requests()] == ["/direct"]
 
 
-def test_the_aiohttp_resolver_refuses_internal_names_and_pins_allowed_ones(
-    listener: Listener,
-) -> None:
+def test_the_resolver_refuses_internal_names_and_pins_allowed_ones(listener: Listener) -> None:
     resolver = StaticResolver({"hooks.internal.test": ["127.0.0.1"], "evil.test": ["127.0.0.1"]})
     guard = OutboundGuard(["hooks.internal.test"], resolver)
 
     async def calls() -> int:
+        # The resolver alone, without the session's URL check: it still refuses the name.
         connector = aiohttp.TCPConnector(resolver=GuardedResolver(guard))
         async with aiohttp.ClientSession(connector=connector, trust_env=False) as session:
             with pytest.raises(OutboundRefused):
@@ -190,9 +217,9 @@ def test_the_aiohttp_resolver_refuses_internal_names_and_pins_allowed_ones(
     assert [h.path for h in listener.requests()] == ["/ok"]
 
 
-def test_connection_errors_still_surface_as_httpx_errors() -> None:
+def test_connection_errors_still_surface_as_aiohttp_errors() -> None:
     resolver = StaticResolver({"hooks.internal.test": ["127.0.0.1"]})
     closed = free_port()
-    with guarded_client(OutboundGuard(["hooks.internal.test"], resolver)) as http:
-        with pytest.raises(httpx.ConnectError):
-            http.get(f"http://hooks.internal.test:{closed}/")
+    with guarded_http(OutboundGuard(["hooks.internal.test"], resolver)) as http:
+        with pytest.raises(aiohttp.ClientConnectorError):
+            http.request("GET", f"http://hooks.internal.test:{closed}/", timeout_s=5)

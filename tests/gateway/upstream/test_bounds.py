@@ -9,7 +9,7 @@ import pytest
 
 from gateway.config import BackendLimits
 from gateway.upstream.errors import UpstreamRefused
-from gateway.upstream.pool import ConnectionPool
+from gateway.upstream.origin_connections import OriginConnections
 from tests.gateway.upstream.raw_server import RawServer, Request, reply
 
 pytestmark = pytest.mark.anyio
@@ -43,12 +43,14 @@ async def test_a_waiter_gets_the_connection_the_first_call_frees(
     server = RawServer(first_waits)
     await server.start()
     serve.append(server)
-    pool = ConnectionPool(server.url, BackendLimits(max_connections=1, pool_wait_timeout_s=PATIENT))
-    first = asyncio.create_task(pool.post("/", b"1", HEADERS, PATIENT, PATIENT))
+    connections = OriginConnections(
+        server.url, BackendLimits(max_connections=1, pool_wait_timeout_s=PATIENT)
+    )
+    first = asyncio.create_task(connections.post("/", b"1", HEADERS, PATIENT, PATIENT))
     await asyncio.wait_for(started.wait(), PATIENT)
     # Scheduled before the release reaches the server: the second call finds the one
-    # connection busy and queues for it (an unbounded pool would open a second one).
-    second = asyncio.create_task(pool.post("/", b"2", HEADERS, PATIENT, PATIENT))
+    # connection busy and queues for it (an unbounded set would open a second one).
+    second = asyncio.create_task(connections.post("/", b"2", HEADERS, PATIENT, PATIENT))
     release.set()
     response = await first
     assert await response.read() == b"1"
@@ -57,7 +59,7 @@ async def test_a_waiter_gets_the_connection_the_first_call_frees(
     assert await response.read() == b"2"
     response.release()
     assert server.connections == 1
-    pool.close()
+    connections.close()
 
 
 async def test_endless_interim_heads_are_cut_at_the_head_bound(serve: list[RawServer]) -> None:
@@ -70,7 +72,7 @@ async def test_endless_interim_heads_are_cut_at_the_head_bound(serve: list[RawSe
     server = RawServer(continues)
     await server.start()
     serve.append(server)
-    pool = ConnectionPool(server.url, BackendLimits(max_head_bytes=1024))
+    connections = OriginConnections(server.url, BackendLimits(max_head_bytes=1024))
     with pytest.raises(UpstreamRefused, match="1024-byte bound"):
-        await pool.post("/", b"{}", HEADERS, PATIENT, PATIENT)
-    pool.close()
+        await connections.post("/", b"{}", HEADERS, PATIENT, PATIENT)
+    connections.close()

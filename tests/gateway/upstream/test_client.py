@@ -7,14 +7,14 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from gateway.upstream.client import UpstreamPool
+from gateway.upstream.connections_by_origin import ConnectionsByOrigin
 from gateway.upstream.errors import (
     UpstreamConnectError,
     UpstreamDisconnected,
     UpstreamPayloadError,
     UpstreamTimeout,
 )
-from gateway.upstream.pool import ConnectionPool
+from gateway.upstream.origin_connections import OriginConnections
 from gateway.upstream.response import UpstreamResponse
 from plumbline.child_process import free_port
 from tests.gateway.upstream.raw_server import (
@@ -50,8 +50,10 @@ async def _start(servers: list[RawServer], handler: Handler) -> RawServer:
     return server
 
 
-async def _post(pool: ConnectionPool, body: bytes = b"{}", read_timeout: float = PATIENT) -> bytes:
-    response = await pool.post("/v1/chat/completions", body, HEADERS, PATIENT, read_timeout)
+async def _post(
+    connections: OriginConnections, body: bytes = b"{}", read_timeout: float = PATIENT
+) -> bytes:
+    response = await connections.post("/v1/chat/completions", body, HEADERS, PATIENT, read_timeout)
     try:
         return await response.read()
     finally:
@@ -66,8 +68,8 @@ async def _echo(request: Request, _: Reader, writer: Writer) -> bool:
 
 async def test_a_content_length_body_and_the_request_as_sent(serve: list[RawServer]) -> None:
     server = await _start(serve, _echo)
-    pool = ConnectionPool(f"{server.url}/prefix")
-    response = await pool.post("/v1/completions", b'{"a":1}', HEADERS, PATIENT, PATIENT)
+    connections = OriginConnections(f"{server.url}/prefix")
+    response = await connections.post("/v1/completions", b'{"a":1}', HEADERS, PATIENT, PATIENT)
     assert response.status == 200
     assert response.headers.get("content-type") == "application/json"
     assert response.headers["CONTENT-TYPE"] == "application/json"
@@ -81,19 +83,19 @@ async def test_a_content_length_body_and_the_request_as_sent(serve: list[RawServ
     assert request.headers["content-length"] == "7"
     assert request.headers["content-type"] == "application/json"
     assert request.headers["x-request-id"] == "req-1"
-    pool.close()
+    connections.close()
 
 
 async def test_keep_alive_reuses_one_connection(serve: list[RawServer]) -> None:
     server = await _start(serve, _echo)
-    pool = ConnectionPool(server.url)
+    connections = OriginConnections(server.url)
     for n in range(5):
-        assert await _post(pool, str(n).encode()) == b'{"echo": ' + str(n).encode() + b"}"
+        assert await _post(connections, str(n).encode()) == b'{"echo": ' + str(n).encode() + b"}"
     assert server.connections == 1
-    assert pool.idle_count == 1
-    pool.close()
+    assert connections.idle_count == 1
+    connections.close()
     await asyncio.wait_for(server.eof_seen.wait(), PATIENT)
-    assert pool.idle_count == 0
+    assert connections.idle_count == 0
 
 
 async def test_concurrent_calls_open_more_connections_and_reuse_the_newest(
@@ -107,16 +109,16 @@ async def test_concurrent_calls_open_more_connections_and_reuse_the_newest(
         return True
 
     server = await _start(serve, held)
-    pool = ConnectionPool(server.url)
-    calls = [asyncio.create_task(_post(pool, str(n).encode())) for n in range(4)]
+    connections = OriginConnections(server.url)
+    calls = [asyncio.create_task(_post(connections, str(n).encode())) for n in range(4)]
     while len(server.requests) < 4:
         await asyncio.sleep(0.01)
     gate.set()
     assert await asyncio.gather(*calls) == [b"0", b"1", b"2", b"3"]
-    assert server.connections == 4 and pool.idle_count == 4
-    await _post(pool)
+    assert server.connections == 4 and connections.idle_count == 4
+    await _post(connections)
     assert server.requests[-1].connection == server.requests[3].connection
-    pool.close()
+    connections.close()
 
 
 async def test_a_chunked_body_is_decoded(serve: list[RawServer]) -> None:
@@ -128,14 +130,14 @@ async def test_a_chunked_body_is_decoded(serve: list[RawServer]) -> None:
         return True
 
     server = await _start(serve, chunked)
-    pool = ConnectionPool(server.url)
-    assert await _post(pool) == b"hello, world!"
-    response = await pool.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
+    connections = OriginConnections(server.url)
+    assert await _post(connections) == b"hello, world!"
+    response = await connections.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
     assert response.headers.get("Content-Type") == "text/event-stream"
     assert b"".join([data async for data in response.iter_chunks()]) == b"hello, world!"
     response.release()
-    assert server.connections == 1 and pool.idle_count == 1
-    pool.close()
+    assert server.connections == 1 and connections.idle_count == 1
+    connections.close()
 
 
 async def test_a_stream_arrives_event_by_event(serve: list[RawServer]) -> None:
@@ -154,16 +156,16 @@ async def test_a_stream_arrives_event_by_event(serve: list[RawServer]) -> None:
         return True
 
     server = await _start(serve, sse)
-    pool = ConnectionPool(server.url)
-    response = await pool.post("/v1/chat/completions", b"{}", HEADERS, PATIENT, PATIENT)
+    connections = OriginConnections(server.url)
+    response = await connections.post("/v1/chat/completions", b"{}", HEADERS, PATIENT, PATIENT)
     seen = []
     async for data in response.iter_chunks():
         seen.append(data)
         next_event.set()
     assert seen == events
     response.release()
-    assert pool.idle_count == 1
-    pool.close()
+    assert connections.idle_count == 1
+    connections.close()
 
 
 async def test_a_large_stream_read_slowly_arrives_intact(serve: list[RawServer]) -> None:
@@ -179,16 +181,16 @@ async def test_a_large_stream_read_slowly_arrives_intact(serve: list[RawServer])
         return True
 
     server = await _start(serve, big)
-    pool = ConnectionPool(server.url)
-    response = await pool.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
+    connections = OriginConnections(server.url)
+    response = await connections.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
     received = bytearray()
     async for data in response.iter_chunks():
         received += data
         await asyncio.sleep(0.001)
     assert received == payload
     response.release()
-    assert pool.idle_count == 1
-    pool.close()
+    assert connections.idle_count == 1
+    connections.close()
 
 
 async def test_connection_close_is_not_pooled(serve: list[RawServer]) -> None:
@@ -198,12 +200,12 @@ async def test_connection_close_is_not_pooled(serve: list[RawServer]) -> None:
         return False
 
     server = await _start(serve, closing)
-    pool = ConnectionPool(server.url)
-    assert await _post(pool) == b"{}"
-    assert pool.idle_count == 0
-    assert await _post(pool) == b"{}"
+    connections = OriginConnections(server.url)
+    assert await _post(connections) == b"{}"
+    assert connections.idle_count == 0
+    assert await _post(connections) == b"{}"
     assert server.connections == 2
-    pool.close()
+    connections.close()
 
 
 async def test_an_http_1_0_body_runs_to_eof_and_is_not_pooled(serve: list[RawServer]) -> None:
@@ -215,10 +217,10 @@ async def test_an_http_1_0_body_runs_to_eof_and_is_not_pooled(serve: list[RawSer
         return False
 
     server = await _start(serve, old)
-    pool = ConnectionPool(server.url)
-    assert await _post(pool) == b'{"old": true}'
-    assert pool.idle_count == 0
-    pool.close()
+    connections = OriginConnections(server.url)
+    assert await _post(connections) == b'{"old": true}'
+    assert connections.idle_count == 0
+    connections.close()
 
 
 async def test_an_idle_connection_the_backend_closed_is_replaced(serve: list[RawServer]) -> None:
@@ -228,12 +230,12 @@ async def test_an_idle_connection_the_backend_closed_is_replaced(serve: list[Raw
         return False  # keep-alive promised, then closed, as an idle timeout does
 
     server = await _start(serve, once)
-    pool = ConnectionPool(server.url)
-    assert await _post(pool, b"1") == b"1"
-    await asyncio.wait_for(_until(lambda: pool.idle_count == 0), PATIENT)
-    assert await _post(pool, b"2") == b"2"
+    connections = OriginConnections(server.url)
+    assert await _post(connections, b"1") == b"1"
+    await asyncio.wait_for(_until(lambda: connections.idle_count == 0), PATIENT)
+    assert await _post(connections, b"2") == b"2"
     assert server.connections == 2
-    pool.close()
+    connections.close()
 
 
 async def test_a_reused_connection_closed_under_the_request_is_retried_once(
@@ -247,12 +249,12 @@ async def test_a_reused_connection_closed_under_the_request_is_retried_once(
         return True
 
     server = await _start(serve, stale_second)
-    pool = ConnectionPool(server.url)
-    assert await _post(pool, b"1") == b"1"
-    assert pool.idle_count == 1
-    assert await _post(pool, b"2") == b"2"
+    connections = OriginConnections(server.url)
+    assert await _post(connections, b"1") == b"1"
+    assert connections.idle_count == 1
+    assert await _post(connections, b"2") == b"2"
     assert [r.connection for r in server.requests] == [1, 1, 2]
-    pool.close()
+    connections.close()
 
 
 async def test_a_fresh_connection_closed_before_a_response_is_an_error(
@@ -262,11 +264,11 @@ async def test_a_fresh_connection_closed_before_a_response_is_an_error(
         return False
 
     server = await _start(serve, rude)
-    pool = ConnectionPool(server.url)
+    connections = OriginConnections(server.url)
     with pytest.raises(UpstreamDisconnected, match="Server disconnected"):
-        await _post(pool)
+        await _post(connections)
     assert server.connections == 1
-    pool.close()
+    connections.close()
 
 
 async def test_a_garbled_head_is_a_disconnect(serve: list[RawServer]) -> None:
@@ -276,10 +278,10 @@ async def test_a_garbled_head_is_a_disconnect(serve: list[RawServer]) -> None:
         return True
 
     server = await _start(serve, garbled)
-    pool = ConnectionPool(server.url)
+    connections = OriginConnections(server.url)
     with pytest.raises(UpstreamDisconnected, match="Invalid response head"):
-        await _post(pool)
-    pool.close()
+        await _post(connections)
+    connections.close()
 
 
 async def test_a_body_cut_short_is_a_payload_error(serve: list[RawServer]) -> None:
@@ -289,11 +291,11 @@ async def test_a_body_cut_short_is_a_payload_error(serve: list[RawServer]) -> No
         return False
 
     server = await _start(serve, short)
-    pool = ConnectionPool(server.url)
+    connections = OriginConnections(server.url)
     with pytest.raises(UpstreamPayloadError, match="not completed"):
-        await _post(pool)
-    assert pool.idle_count == 0
-    pool.close()
+        await _post(connections)
+    assert connections.idle_count == 0
+    connections.close()
 
 
 async def test_a_stream_cut_short_delivers_what_came_then_fails(serve: list[RawServer]) -> None:
@@ -303,14 +305,14 @@ async def test_a_stream_cut_short_delivers_what_came_then_fails(serve: list[RawS
         return False
 
     server = await _start(serve, cut)
-    pool = ConnectionPool(server.url)
-    response = await pool.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
+    connections = OriginConnections(server.url)
+    response = await connections.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
     seen: list[bytes] = []
     with pytest.raises(UpstreamPayloadError):
         await _collect(response, seen)
     assert seen == [b"data: 1\n\n"]
     response.close()
-    pool.close()
+    connections.close()
 
 
 async def test_a_stall_before_the_head_is_a_timeout(serve: list[RawServer]) -> None:
@@ -319,11 +321,11 @@ async def test_a_stall_before_the_head_is_a_timeout(serve: list[RawServer]) -> N
         return True  # the server goes on to read the EOF and counts it
 
     server = await _start(serve, silent)
-    pool = ConnectionPool(server.url)
+    connections = OriginConnections(server.url)
     with pytest.raises(TimeoutError):
-        await _post(pool, read_timeout=0.2)
+        await _post(connections, read_timeout=0.2)
     await asyncio.wait_for(server.eof_seen.wait(), PATIENT)
-    pool.close()
+    connections.close()
 
 
 async def test_a_stall_mid_stream_is_a_timeout_but_steady_bytes_are_not(
@@ -340,21 +342,21 @@ async def test_a_stall_mid_stream_is_a_timeout_but_steady_bytes_are_not(
         return True  # the server goes on to read the EOF and counts it
 
     server = await _start(serve, trickle)
-    pool = ConnectionPool(server.url)
-    response = await pool.post("/v1/x", b"{}", HEADERS, PATIENT, 0.6)
+    connections = OriginConnections(server.url)
+    response = await connections.post("/v1/x", b"{}", HEADERS, PATIENT, 0.6)
     seen: list[bytes] = []
     with pytest.raises(UpstreamTimeout):
         await _collect(response, seen)
     assert b"".join(seen) == b"data: x\n\n" * 10
     response.close()
     await asyncio.wait_for(server.eof_seen.wait(), PATIENT)
-    pool.close()
+    connections.close()
 
 
 async def test_a_refused_connection_is_a_connect_error() -> None:
-    pool = ConnectionPool(f"http://127.0.0.1:{free_port()}")
+    connections = OriginConnections(f"http://127.0.0.1:{free_port()}")
     with pytest.raises(UpstreamConnectError) as raised:
-        await _post(pool)
+        await _post(connections)
     assert isinstance(raised.value.os_error, ConnectionRefusedError)
     assert "Cannot connect to host 127.0.0.1:" in str(raised.value)
 
@@ -367,11 +369,11 @@ async def test_cancelling_a_stream_closes_the_socket(serve: list[RawServer]) -> 
         return True  # the server goes on to read the EOF and counts it
 
     server = await _start(serve, endless)
-    pool = ConnectionPool(server.url)
+    connections = OriginConnections(server.url)
     first = asyncio.Event()
 
     async def consume() -> None:
-        response = await pool.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
+        response = await connections.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
         async for _ in response.iter_chunks():
             first.set()
 
@@ -381,8 +383,8 @@ async def test_cancelling_a_stream_closes_the_socket(serve: list[RawServer]) -> 
     with pytest.raises(asyncio.CancelledError):
         await task
     await asyncio.wait_for(server.eof_seen.wait(), PATIENT)
-    assert pool.idle_count == 0
-    pool.close()
+    assert connections.idle_count == 0
+    connections.close()
 
 
 async def test_cancelling_before_the_head_closes_the_socket(serve: list[RawServer]) -> None:
@@ -391,14 +393,14 @@ async def test_cancelling_before_the_head_closes_the_socket(serve: list[RawServe
         return True  # the server goes on to read the EOF and counts it
 
     server = await _start(serve, silent)
-    pool = ConnectionPool(server.url)
-    task = asyncio.create_task(_post(pool))
+    connections = OriginConnections(server.url)
+    task = asyncio.create_task(_post(connections))
     await asyncio.wait_for(_until(lambda: len(server.requests) == 1), PATIENT)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     await asyncio.wait_for(server.eof_seen.wait(), PATIENT)
-    pool.close()
+    connections.close()
 
 
 async def test_releasing_an_unread_response_drops_its_connection(serve: list[RawServer]) -> None:
@@ -409,18 +411,18 @@ async def test_releasing_an_unread_response_drops_its_connection(serve: list[Raw
         return True  # the server goes on to read the EOF and counts it
 
     server = await _start(serve, endless)
-    pool = ConnectionPool(server.url)
-    response = await pool.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
+    connections = OriginConnections(server.url)
+    response = await connections.post("/v1/x", b"{}", HEADERS, PATIENT, PATIENT)
     response.release()
-    assert pool.idle_count == 0
+    assert connections.idle_count == 0
     await asyncio.wait_for(server.eof_seen.wait(), PATIENT)
-    pool.close()
+    connections.close()
 
 
-async def test_the_gateway_pool_keeps_one_pool_per_backend(serve: list[RawServer]) -> None:
+async def test_one_connection_set_is_kept_per_backend_url(serve: list[RawServer]) -> None:
     first = await _start(serve, _echo)
     second = await _start(serve, _echo)
-    upstream = UpstreamPool()
+    upstream = ConnectionsByOrigin()
     for url in (first.url, second.url, first.url):
         response = await upstream.backend(url).post("/v1/x", b"1", HEADERS, PATIENT, PATIENT)
         assert await response.read() == b'{"echo": 1}'
@@ -434,9 +436,9 @@ async def test_the_gateway_pool_keeps_one_pool_per_backend(serve: list[RawServer
 
 async def test_a_header_with_a_line_break_is_refused(serve: list[RawServer]) -> None:
     server = await _start(serve, _echo)
-    pool = ConnectionPool(server.url)
+    connections = OriginConnections(server.url)
     with pytest.raises(ValueError, match="line break"):
-        await pool.post("/v1/x", b"{}", {"X-Request-Id": "a\r\nX-Evil: 1"}, PATIENT, PATIENT)
+        await connections.post("/v1/x", b"{}", {"X-Request-Id": "a\r\nX-Evil: 1"}, PATIENT, PATIENT)
     assert server.connections == 0
 
 

@@ -1,4 +1,4 @@
-"""ConnectionPool: keep-alive connections to one backend, and the requests sent over them."""
+"""OriginConnections: keep-alive connections to one backend, and the requests sent over them."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from gateway.upstream.origin import Origin, parse_origin
 from gateway.upstream.response import UpstreamResponse
 
 
-class ConnectionPool:
+class OriginConnections:
     """At most `max_connections` connections to one backend; idle ones are reused newest first."""
 
     def __init__(self, url: str, bounds: BackendLimits | None = None) -> None:
@@ -33,7 +33,7 @@ class ConnectionPool:
 
     @property
     def idle_count(self) -> int:
-        """Connections waiting in the pool."""
+        """Idle connections waiting to be reused."""
         return len(self._idle)
 
     async def post(

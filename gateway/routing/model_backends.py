@@ -1,4 +1,4 @@
-"""BackendPool: least-in-flight routing over the healthy backends of each model."""
+"""ModelBackends: the backends that serve each model, and least-in-flight routing over them."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class Backend:
     served_models: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
-class BackendPool:
+class ModelBackends:
     """The backends of every model, chosen by fewest calls in flight."""
 
     def __init__(self, config: GatewayConfig) -> None:
@@ -36,8 +36,8 @@ class BackendPool:
     def _backend(model: str, config: BackendConfig) -> Backend:
         return Backend(model=model, url=config.url, api_key=config.api_key)
 
-    def backends(self, model: str) -> list[Backend]:
-        """Every backend of a model."""
+    def serving(self, model: str) -> list[Backend]:
+        """Every backend that serves a model."""
         return self._by_model.get(model, [])
 
     def all(self) -> list[Backend]:
