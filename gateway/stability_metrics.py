@@ -18,7 +18,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.repository.live_samples import agreement_by_feature
+from evals.live_sampling.repository import agreement_by_feature
 from gateway.stability import metric_queries as queries
 
 log = logging.getLogger(__name__)

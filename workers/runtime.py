@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from evals.alerts.clients import DeliveryClients, delivery_clients
 from evals.gateway_client import Completion, GatewayCallError, GatewayClient
-from evals.service import ExecutionPolicy, ExecutionReport, execute_samples
-from evals.service.alert_clients import DeliveryClients, delivery_clients
-from evals.service.live_resampling import LiveJob, resample
+from evals.live_sampling.resampling import LiveJob, resample
+from evals.runs.execution import ExecutionPolicy, ExecutionReport, execute_samples
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
 from workers.eval_loop import EvalLoop

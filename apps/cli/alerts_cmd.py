@@ -12,7 +12,7 @@ from apps.cli.eval_context import database, run_service
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from evals.service.alert_views import AlertView
+    from evals.alerts.views import AlertView
 
 alerts_app = typer.Typer(no_args_is_help=True, help="Eval alerts: list, show, acknowledge.")
 
@@ -34,8 +34,8 @@ def list_(
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 100,
 ) -> None:
     """Alerts, newest first (open ones by default)."""
-    from evals.service import find_suite
-    from evals.service.alert_views import list_alerts
+    from evals.alerts.listing import list_alerts
+    from evals.suites.lookup import find_suite
 
     def work(session: Session) -> list[AlertView]:
         suite_id = find_suite(session, suite, team_id=None).id if suite else None
@@ -52,7 +52,7 @@ def list_(
 @alerts_app.command("show")
 def show(alert_id: Annotated[int, typer.Argument(min=1)]) -> None:
     """One alert with its history and notification deliveries."""
-    from evals.service.alert_views import alert_detail
+    from evals.alerts.listing import alert_detail
 
     with database() as (_, sessions):
         view = run_service(sessions, lambda s: alert_detail(s, alert_id, team_id=None))
@@ -76,7 +76,7 @@ def ack(
     """Acknowledge a firing alert: it stays open but is not sent again until it resolves."""
     from datetime import UTC, datetime
 
-    from evals.service.alert_views import acknowledge_alert
+    from evals.alerts.listing import acknowledge_alert
 
     who = by or getpass.getuser()
     with database() as (_, sessions):

@@ -27,8 +27,8 @@ def import_(
     ],
 ) -> None:
     """Create or update a suite from a file; question ids keep their stored rows."""
-    from evals.service import import_suite, parse_suite
     from evals.suite import SuiteError
+    from evals.suites.importer import import_suite, parse_suite
 
     text = file.read_text(encoding="utf-8")
     fmt: Literal["yaml", "json"] = "json" if file.suffix.lower() == ".json" else "yaml"
@@ -59,7 +59,7 @@ def import_(
 @eval_app.command("suites")
 def suites() -> None:
     """List suites with their paraphrase review state."""
-    from evals.service.run_views import suite_views
+    from evals.suites.listing import suite_views
 
     with database() as (_, sessions):
         views = run_service(sessions, lambda s: suite_views(s, team_id=None))
@@ -77,8 +77,8 @@ def runs(
     limit: Annotated[int, typer.Option(min=1, max=500)] = 20,
 ) -> None:
     """List runs, newest first."""
-    from evals.service import find_suite
-    from evals.service.run_views import run_views
+    from evals.runs.listing import run_views
+    from evals.suites.lookup import find_suite
 
     def work(session: Session) -> list[str]:
         suite_id = find_suite(session, suite, team_id=None).id if suite else None
@@ -108,7 +108,7 @@ def report(
     """Show a scored run in the terminal, or write it as HTML, CSV or Parquet."""
     from apps.cli.eval_run_cmd import print_run
     from evals.report import export_run, render_html
-    from evals.service import load_run_score
+    from evals.runs.stored_score import load_run_score
 
     with database() as (_, sessions):
         score = run_service(sessions, lambda s: load_run_score(s, run_id, team_id=None))

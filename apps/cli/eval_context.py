@@ -44,8 +44,8 @@ def database() -> Iterator[tuple[Settings, sessionmaker[Session]]]:
 
 def run_service(sessions: sessionmaker[Session], work: Callable[..., T], *args: object) -> T:
     """Run a service function in one transaction; service errors become clean exits."""
-    from evals.service import EvalServiceError
-    from evals.service.transaction import in_transaction
+    from evals.errors import EvalServiceError
+    from evals.transaction import in_transaction
 
     try:
         return in_transaction(sessions, work, *args)

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from sqlalchemy.orm import Session, sessionmaker
 
+    from evals.runs.runner import RunOutcome
     from evals.scoring import RunScore
-    from evals.service import RunOutcome
     from plumbline.settings import Settings
 
 EXIT_BELOW_THRESHOLD = 3
@@ -29,7 +29,8 @@ def run_command(
     ] = False,
 ) -> None:
     """Run a suite: every sample a gateway call tagged eval:<suite>; then score and report."""
-    from evals.service import create_run, find_suite
+    from evals.runs.creation import create_run
+    from evals.suites.lookup import find_suite
 
     if (suite is None) == (resume is None):
         fail("name a SUITE to start a run, or pass --resume RUN_ID (not both)")
@@ -76,9 +77,11 @@ def _execute(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from evals.repository import samples as sample_repo
-    from evals.service import ConcurrencyLimits, EvalServiceError, RunnerOptions, execute_run
-    from evals.service.execution import ExecutionPolicy
+    from evals.errors import EvalServiceError
+    from evals.runs.execution import ExecutionPolicy
+    from evals.runs.limits import ConcurrencyLimits
+    from evals.runs.repository import samples as sample_repo
+    from evals.runs.runner import RunnerOptions, execute_run
 
     with sessions() as session:
         counts = sample_repo.status_counts(session, run_id)

@@ -45,7 +45,7 @@ def live(
     """Agreement of resampled production calls with their original answers, per feature."""
     from datetime import UTC, datetime, timedelta
 
-    from evals.repository.live_samples import agreement_by_feature
+    from evals.live_sampling.repository import agreement_by_feature
 
     since = datetime.now(UTC) - timedelta(hours=hours)
     with database() as (_, sessions), sessions() as session:

@@ -13,10 +13,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from apps.demo.suite import DEMO_SUITE
 from apps.demo.webhook_inbox import WebhookInbox
 from evals.report import print_report
-from evals.repository import runs as run_repo
-from evals.repository import samples as sample_repo
-from evals.service import import_suite, load_run_score, parse_suite
-from evals.service.transaction import in_transaction
+from evals.runs.repository import runs as run_repo
+from evals.runs.repository import samples as sample_repo
+from evals.runs.stored_score import load_run_score
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 
 FINISHED = ("completed", "partial", "failed")
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from bench.eval_runs.cpu import CpuMeter, CpuUse
-from evals.service import create_run
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.transaction import in_transaction
 from plumbline.models import EvalRunFinalization, EvalSample
 from tests.workers.processes import CeleryProcess
 from tests.workers.stack import WorkerStack, wait_for

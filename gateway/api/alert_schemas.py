@@ -1,44 +1,18 @@
-"""Request and response models of /api/alerts and /api/stability."""
+"""Request bodies and list envelopes of /api/alerts, response models of /api/stability."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-
-class AlertOut(BaseModel):
-    """An alert and where it stands."""
-
-    id: int
-    suite_id: int
-    suite: str
-    team: str
-    rule: str
-    status: str
-    summary: str
-    details: dict[str, Any]
-    fired_run_id: int | None
-    last_run_id: int | None
-    resolved_run_id: int | None
-    started_at: datetime
-    acknowledged_at: datetime | None
-    acknowledged_by: str | None
-    resolved_at: datetime | None
-
-
-class AlertDetail(AlertOut):
-    """An alert with its history and notification deliveries."""
-
-    events: list[dict[str, Any]]
-    notifications: list[dict[str, Any]]
+from evals.alerts.views import AlertView
 
 
 class AlertList(BaseModel):
     """Alerts visible to the caller."""
 
-    data: list[AlertOut]
+    data: list[AlertView]
 
 
 class AckIn(BaseModel):

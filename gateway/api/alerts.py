@@ -7,8 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from evals.service.alert_views import STATUS_FILTERS, acknowledge_alert, alert_detail, list_alerts
-from gateway.api.alert_schemas import AckIn, AlertDetail, AlertList, AlertOut
+from evals.alerts.listing import STATUS_FILTERS, acknowledge_alert, alert_detail, list_alerts
+from evals.alerts.views import AlertDetail
+from gateway.api.alert_schemas import AckIn, AlertList
 from gateway.api.deps import CallerDep, SessionDep, team_scope
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import IdPath, IdQuery
@@ -31,15 +32,14 @@ def alerts(
     views = list_alerts(
         session, team_id=team_scope(caller), status=status, suite_id=suite_id, limit=limit
     )
-    return AlertList(data=[AlertOut.model_validate(v, from_attributes=True) for v in views])
+    return AlertList(data=views)
 
 
 @router.get("/{alert_id}", response_model=AlertDetail)
 def alert(alert_id: IdPath, caller: CallerDep, session: SessionDep) -> AlertDetail:
     """One alert with its events and notification attempts."""
     with gateway_errors():
-        view = alert_detail(session, alert_id, team_id=team_scope(caller))
-    return AlertDetail.model_validate(view, from_attributes=True)
+        return alert_detail(session, alert_id, team_id=team_scope(caller))
 
 
 @router.post("/{alert_id}/ack", response_model=AlertDetail)
@@ -49,7 +49,6 @@ def acknowledge(
     """Acknowledge a firing alert: it stays open, and is not sent again until it resolves."""
     who = (body.by if body else None) or f"{caller.team_name} key {caller.key_id}"
     with gateway_errors():
-        view = acknowledge_alert(
+        return acknowledge_alert(
             session, alert_id, who, team_id=team_scope(caller), now=datetime.now(UTC)
         )
-    return AlertDetail.model_validate(view, from_attributes=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import Request
 
 from evals.gateway_client import GatewayClient
-from evals.service import ConcurrencyLimits
+from evals.runs.limits import ConcurrencyLimits
 from gateway.api.deps import get_state
 from gateway.errors import GatewayError
 

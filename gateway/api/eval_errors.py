@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from evals.service import EvalServiceError
+from evals.errors import EvalServiceError
 from evals.suite import SuiteError
 from gateway.errors import GatewayError
 

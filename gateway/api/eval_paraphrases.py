@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from evals.service import generate_paraphrases, list_paraphrases, review_paraphrases
+from evals.paraphrases.generation import generate_paraphrases
+from evals.paraphrases.review import list_paraphrases, review_paraphrases
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import (
     GenerateRequest,
     GenerationList,
-    GenerationOut,
     IdPath,
     ParaphraseList,
-    ParaphraseOut,
     ReviewOut,
     ReviewRequest,
-    SkippedParaphrase,
 )
 
 router = APIRouter(prefix="/api/evals", tags=["evals"])
@@ -30,9 +28,7 @@ def list_suite_paraphrases(
     """A suite's paraphrases, optionally of one status (pending, approved, rejected, stale)."""
     with gateway_errors():
         views = list_paraphrases(session, suite_id, team_id=team_scope(caller), status=status)
-    return ParaphraseList(
-        data=[ParaphraseOut.model_validate(v, from_attributes=True) for v in views]
-    )
+    return ParaphraseList(data=views)
 
 
 @router.post("/suites/{suite_id}/paraphrases/generate", response_model=GenerationList)
@@ -51,18 +47,7 @@ async def generate_suite_paraphrases(
                 question_keys=body.questions,
                 model=body.model or state.settings.eval.paraphrase_model,
             )
-    return GenerationList(
-        data=[
-            GenerationOut(
-                question_key=o.question_key,
-                added=o.added,
-                skipped=[SkippedParaphrase(text=t, reason=r) for t, r in o.skipped],
-                error=o.error,
-                call_id=o.call_id,
-            )
-            for o in outcomes
-        ]
-    )
+    return GenerationList(data=outcomes)
 
 
 @router.post("/paraphrases/approve", response_model=ReviewOut)

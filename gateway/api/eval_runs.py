@@ -11,20 +11,18 @@ from sqlalchemy.orm import Session, sessionmaker
 from evals.gateway_client import GatewayClient
 from evals.report import render_html
 from evals.report.csv_cells import spreadsheet_csv
-from evals.service import (
-    ConcurrencyLimits,
-    RunnerOptions,
-    create_run,
-    execute_run,
-    load_run_score,
-)
-from evals.service.execution import ExecutionPolicy
-from evals.service.run_views import question_results, run_view, run_views
-from evals.service.transaction import in_thread_transaction
+from evals.runs.creation import create_run
+from evals.runs.execution import ExecutionPolicy
+from evals.runs.limits import ConcurrencyLimits
+from evals.runs.listing import run_detail, run_view, run_views
+from evals.runs.runner import RunnerOptions, execute_run
+from evals.runs.stored_score import load_run_score
+from evals.runs.views import RunDetail, RunView
+from evals.transaction import in_thread_transaction
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client, shared_limits
 from gateway.api.eval_errors import gateway_errors
-from gateway.api.eval_schemas import IdPath, IdQuery, RunDetail, RunList, RunOut
+from gateway.api.eval_schemas import IdPath, IdQuery, RunList
 
 router = APIRouter(prefix="/api/evals", tags=["evals"])
 log = logging.getLogger(__name__)
@@ -56,14 +54,16 @@ def _options(state: StateDep, limits: ConcurrencyLimits) -> RunnerOptions:
     )
 
 
-@router.post("/suites/{suite_id}/runs", response_model=RunOut, status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "/suites/{suite_id}/runs", response_model=RunView, status_code=status.HTTP_202_ACCEPTED
+)
 async def start_run(
     suite_id: IdPath,
     request: Request,
     background: BackgroundTasks,
     caller: CallerDep,
     state: StateDep,
-) -> RunOut:
+) -> RunView:
     """Create a run (all samples pending, committed) and execute it in the background."""
     # Built first: without eval.gateway_url no run is created that could never execute.
     client = eval_client(request)
@@ -74,17 +74,17 @@ async def start_run(
         view = await in_thread_transaction(state.sessions, run_view, created.run_id, team_id=None)
     options = _options(state, shared_limits(request))
     background.add_task(_execute, state.sessions, client, created.run_id, options, False)
-    return RunOut.model_validate(view, from_attributes=True)
+    return view
 
 
-@router.post("/runs/{run_id}/resume", response_model=RunOut, status_code=status.HTTP_202_ACCEPTED)
+@router.post("/runs/{run_id}/resume", response_model=RunView, status_code=status.HTTP_202_ACCEPTED)
 async def resume_run(
     run_id: IdPath,
     request: Request,
     background: BackgroundTasks,
     caller: CallerDep,
     state: StateDep,
-) -> RunOut:
+) -> RunView:
     """Execute a run's unanswered samples again (after a crash or failures), then rescore it."""
     client = eval_client(request)
     with gateway_errors():
@@ -93,7 +93,7 @@ async def resume_run(
         )
     options = _options(state, shared_limits(request))
     background.add_task(_execute, state.sessions, client, run_id, options, True)
-    return RunOut.model_validate(view, from_attributes=True)
+    return view
 
 
 @router.get("/runs", response_model=RunList)
@@ -105,16 +105,14 @@ def list_runs(
 ) -> RunList:
     """Runs of the caller's team, newest first."""
     views = run_views(session, team_id=team_scope(caller), suite_id=suite_id, limit=limit)
-    return RunList(data=[RunOut.model_validate(v, from_attributes=True) for v in views])
+    return RunList(data=views)
 
 
 @router.get("/runs/{run_id}", response_model=RunDetail)
 def get_run(run_id: IdPath, caller: CallerDep, session: SessionDep) -> RunDetail:
     """One run with per-question results and first-divergent-token reports."""
     with gateway_errors():
-        view = run_view(session, run_id, team_id=team_scope(caller))
-    base = RunOut.model_validate(view, from_attributes=True)
-    return RunDetail(**base.model_dump(), questions=question_results(session, run_id))
+        return run_detail(session, run_id, team_id=team_scope(caller))
 
 
 @router.get("/runs/{run_id}/report")

@@ -6,12 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, status
 
-from evals.service import ForbiddenError, import_suite, parse_suite
-from evals.service.run_views import suite_view, suite_views
-from evals.service.suite_channels import check_suite_channels
+from evals.errors import ForbiddenError
+from evals.suites.channels import check_suite_channels
+from evals.suites.importer import import_suite, parse_suite
+from evals.suites.listing import suite_view, suite_views
+from evals.suites.views import SuiteView
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_errors import gateway_errors
-from gateway.api.eval_schemas import IdPath, SuiteImportOut, SuiteList, SuiteOut
+from gateway.api.eval_schemas import IdPath, SuiteImportOut, SuiteList
 from gateway.errors import GatewayError
 
 router = APIRouter(prefix="/api/evals/suites", tags=["evals"])
@@ -70,7 +72,7 @@ def import_suite_route(
         done = import_suite(session, suite, source_yaml=None if is_json else text)
         view = suite_view(session, done.suite_id, team_id=None)
     return SuiteImportOut(
-        suite=SuiteOut.model_validate(view, from_attributes=True),
+        suite=view,
         created=done.created,
         added=list(done.added),
         changed=list(done.changed),
@@ -83,12 +85,11 @@ def import_suite_route(
 def list_suites(caller: CallerDep, session: SessionDep) -> SuiteList:
     """Suites of the caller's team (every team for an admin key)."""
     views = suite_views(session, team_id=team_scope(caller))
-    return SuiteList(data=[SuiteOut.model_validate(v, from_attributes=True) for v in views])
+    return SuiteList(data=views)
 
 
-@router.get("/{suite_id}", response_model=SuiteOut)
-def get_suite(suite_id: IdPath, caller: CallerDep, session: SessionDep) -> SuiteOut:
+@router.get("/{suite_id}", response_model=SuiteView)
+def get_suite(suite_id: IdPath, caller: CallerDep, session: SessionDep) -> SuiteView:
     """One suite with its questions and paraphrase review state."""
     with gateway_errors():
-        view = suite_view(session, suite_id, team_id=team_scope(caller))
-    return SuiteOut.model_validate(view, from_attributes=True)
+        return suite_view(session, suite_id, team_id=team_scope(caller))

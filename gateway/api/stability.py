@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from evals.repository.live_samples import agreement_by_feature
+from evals.live_sampling.repository import agreement_by_feature
 from gateway.api.alert_schemas import (
     LiveAgreementOut,
     LiveAgreementReport,

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from evals.repository import runs as run_repo
+from evals.runs.repository import runs as run_repo
 from gateway.api.deps import CallerDep, SessionDep, team_scope
 from gateway.api.eval_schemas import IdPath
 from gateway.dashboard import sample_queries, traffic_queries

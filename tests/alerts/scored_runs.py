@@ -6,10 +6,11 @@ from datetime import UTC, datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from evals.alerts.decisions import AlertOutcome, decide_alerts
+from evals.runs.creation import create_run
 from evals.scoring import RunInfo, RunScore, score_run
-from evals.service import create_run, import_suite, parse_suite
-from evals.service.alert_decisions import AlertOutcome, decide_alerts
-from evals.service.transaction import in_transaction
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 from plumbline.settings import NotifySettings
 from tests.evals.synthetic_runs import sample_frame
 

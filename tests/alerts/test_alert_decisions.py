@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.service import ConflictError, NotFoundError
-from evals.service.alert_decisions import AlertOutcome
-from evals.service.alert_views import acknowledge_alert, alert_detail, list_alerts
-from evals.service.transaction import in_transaction
+from evals.alerts.decisions import AlertOutcome
+from evals.alerts.listing import acknowledge_alert, alert_detail, list_alerts
+from evals.errors import ConflictError, NotFoundError
+from evals.transaction import in_transaction
 from plumbline.models import Alert, AlertEvaluation, AlertNotification
 from plumbline.settings import ChannelSettings, NotifySettings
 from tests.alerts.scored_runs import BAD, GOOD, decide, import_alerting_suite, new_run

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.service.alert_clients import DeliveryClients, delivery_clients
-from evals.service.alert_delivery import deliver
+from evals.alerts.clients import DeliveryClients, delivery_clients
+from evals.alerts.delivery import deliver
 from plumbline.models import AlertNotification
 from plumbline.settings import ChannelSettings, NotifySettings
 from tests.alerts.scored_runs import BAD, decide, import_alerting_suite, new_run

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from evals.service.alert_messages import AlertMessage, QuestionLine
-from evals.service.alert_payloads import alertmanager_payload, build_payload, slack_payload
+from evals.alerts.messages import AlertMessage, QuestionLine
+from evals.alerts.payloads import alertmanager_payload, build_payload, slack_payload
 
 START = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 FIRE = AlertMessage(

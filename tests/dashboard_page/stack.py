@@ -17,8 +17,8 @@ import httpx
 import redis
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.service import create_run
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.transaction import in_transaction
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import Alert, EvalRunFinalization
 from plumbline.settings import Settings

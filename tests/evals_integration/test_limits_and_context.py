@@ -11,19 +11,14 @@ import httpx
 import pytest
 
 from evals.gateway_client import GatewayClient
+from evals.runs.creation import create_run
+from evals.runs.execution import ExecutionPolicy
+from evals.runs.limits import ConcurrencyLimits
+from evals.runs.runner import RunnerOptions, RunOutcome, execute_run
 from evals.scoring import RunScore
-from evals.service import (
-    ConcurrencyLimits,
-    ExecutionPolicy,
-    RunnerOptions,
-    RunOutcome,
-    create_run,
-    execute_run,
-    import_suite,
-    parse_suite,
-)
-from evals.service.transaction import in_transaction
 from evals.suite import Question, render_prompt
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 from tests.evals_integration.scripted import scenario, scenarios
 from tests.evals_integration.stack import EvalStack, eval_stack
 

@@ -8,18 +8,13 @@ import pytest
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.repository import samples as sample_repo
-from evals.repository import suites as suite_repo
-from evals.service import (
-    ConflictError,
-    NotFoundError,
-    create_run,
-    import_suite,
-    list_paraphrases,
-    parse_suite,
-    review_paraphrases,
-)
-from evals.service.transaction import in_transaction
+from evals.errors import ConflictError, NotFoundError
+from evals.paraphrases.review import list_paraphrases, review_paraphrases
+from evals.runs.creation import create_run
+from evals.runs.repository import samples as sample_repo
+from evals.suites import repository as suite_repo
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 from plumbline.models import EvalRun
 from tests.evals_integration.test_suite_import import add_generated, keys_and_ids
 

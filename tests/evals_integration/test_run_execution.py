@@ -15,23 +15,17 @@ import pytest
 from sqlalchemy import select
 
 from evals.gateway_client import GatewayClient
-from evals.repository import samples as sample_repo
+from evals.paraphrases.generation import generate_paraphrases
+from evals.paraphrases.review import list_paraphrases, review_paraphrases
+from evals.runs.creation import create_run
+from evals.runs.execution import execute_samples
+from evals.runs.limits import ConcurrencyLimits
+from evals.runs.repository import samples as sample_repo
+from evals.runs.runner import RunnerOptions, RunOutcome, execute_run
+from evals.runs.stored_score import load_run_score
 from evals.scoring import RunScore
-from evals.service import (
-    ConcurrencyLimits,
-    RunnerOptions,
-    RunOutcome,
-    create_run,
-    execute_run,
-    execute_samples,
-    generate_paraphrases,
-    import_suite,
-    list_paraphrases,
-    load_run_score,
-    parse_suite,
-    review_paraphrases,
-)
-from evals.service.transaction import in_transaction
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 from plumbline.models import Call, EvalSample, Team
 from tests.evals_integration.scripted import scenarios, suite_yaml
 from tests.evals_integration.stack import EvalStack, eval_stack

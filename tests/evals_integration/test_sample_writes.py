@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.repository import samples as sample_repo
-from evals.service import create_run
-from evals.service.sample_writes import SampleWrites
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.runs.repository import samples as sample_repo
+from evals.runs.sample_writes import SampleWrites
+from evals.transaction import in_transaction
 from tests.workers.suites import import_yaml, suite_yaml
 
 

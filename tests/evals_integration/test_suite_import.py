@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.repository import paraphrases as paraphrase_repo
-from evals.repository import suites as suite_repo
-from evals.service import import_suite, parse_suite, suite_definition
-from evals.service.paraphrase_text import text_hash
-from evals.service.transaction import in_transaction
+from evals.paraphrases import repository as paraphrase_repo
+from evals.paraphrases.text import text_hash
 from evals.suite import SuiteError
+from evals.suites import repository as suite_repo
+from evals.suites.importer import import_suite, parse_suite, suite_definition
+from evals.transaction import in_transaction
 from plumbline.models import EvalParaphrase
 
 SUITE = """\

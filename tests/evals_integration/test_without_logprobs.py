@@ -10,16 +10,11 @@ import pytest
 from sqlalchemy import select
 
 from evals.gateway_client import GatewayClient
-from evals.service import (
-    ConcurrencyLimits,
-    RunnerOptions,
-    RunOutcome,
-    create_run,
-    execute_run,
-    import_suite,
-    parse_suite,
-)
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.runs.limits import ConcurrencyLimits
+from evals.runs.runner import RunnerOptions, RunOutcome, execute_run
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 from plumbline.models import Call, CallLogprobs
 from tests.evals_integration.scripted import scenarios, suite_yaml
 from tests.evals_integration.stack import EvalStack, eval_stack

@@ -11,10 +11,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.repository import results as result_repo
-from evals.repository import runs as run_repo
-from evals.service.result_rows import question_rows
-from evals.service.transaction import in_transaction
+from evals.runs.repository import results as result_repo
+from evals.runs.repository import runs as run_repo
+from evals.runs.result_rows import question_rows
+from evals.transaction import in_transaction
 from gateway.stability_metrics import StabilityCollector
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import LiveSample

@@ -95,6 +95,7 @@ KIT = "the kit imports no application"
 NO_APPS = "nothing imports the applications"
 SIMULATOR = "the simulator imports nothing of Plumbline"
 EVALS = "evals imports nothing of the gateway"
+EVALS_PURE = "the evals' pure logic imports no database, ORM or domain package"
 PROXY = "the proxy imports no ORM models, numpy, pandas or evals"
 WORKERS = "workers import neither the web API nor the proxy"
 WEB_API = "only the app imports the web API"
@@ -114,7 +115,24 @@ BREACHES = [
         (SIMULATOR, f"simulator.breach:import {m}\n")
         for m in ("plumbline", "gateway", "evals", "workers")
     ),
-    (EVALS, "evals.repository.breach:from gateway import metering\n"),
+    (EVALS, "evals.runs.repository.breach:from gateway import metering\n"),
+    # One breach per forbidden module, from each pure package in turn.
+    *(
+        (EVALS_PURE, f"{source}.breach:import {m}\n")
+        for source, m in (
+            ("evals.alerting", "sqlalchemy"),
+            ("evals.answers", "plumbline.db"),
+            ("evals.divergence", "plumbline.models"),
+            ("evals.gateway_client", "evals.alerts"),
+            ("evals.report", "evals.live_sampling"),
+            ("evals.scoring", "evals.paraphrases"),
+            ("evals.suite", "evals.runs"),
+            ("evals.alerting", "evals.suites"),
+            ("evals.answers", "evals.errors"),
+            ("evals.divergence", "evals.sweeps"),
+            ("evals.scoring", "evals.transaction"),
+        )
+    ),
     *(
         (PROXY, f"{source}.breach:import {m}\n")
         for source in ("gateway.proxy", "gateway.upstream")
@@ -130,7 +148,7 @@ BREACHES = [
         for source in (
             "plumbline.outbound",
             "gateway.routing",
-            "evals.service",
+            "evals.alerts",
             "workers",
             "apps.cli",
         )
@@ -147,7 +165,7 @@ def test_the_tree_keeps_every_contract() -> None:
 
 def test_every_contract_is_tried_here() -> None:
     named = {c["name"] for c in _settings()["contracts"]}
-    assert named == {KIT, NO_APPS, SIMULATOR, EVALS, PROXY, WORKERS, WEB_API, HTTP}
+    assert named == {KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API, HTTP}
 
 
 @pytest.mark.parametrize(("name", "breach"), BREACHES)
@@ -158,7 +176,9 @@ def test_a_contract_fails_on_its_breach(tmp_path: Path, name: str, breach: str) 
     assert f"{name} BROKEN" in result.stdout
 
 
-@pytest.mark.parametrize("name", [KIT, NO_APPS, SIMULATOR, EVALS, PROXY, WORKERS, WEB_API, HTTP])
+@pytest.mark.parametrize(
+    "name", [KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API, HTTP]
+)
 def test_a_contract_holds_on_its_tree_without_a_breach(tmp_path: Path, name: str) -> None:
     """The breaches above fail for the import they add, not for a tree that never checks."""
     config = _tree(tmp_path, _contract(name), "")

@@ -17,8 +17,8 @@ import pytest
 import redis
 from sqlalchemy import select
 
-from evals.service import create_run
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.transaction import in_transaction
 from gateway.auth.service import create_key, revoke_key
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import AlertNotification

@@ -12,12 +12,13 @@ import httpx
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.service import create_run, import_suite, parse_suite
-from evals.service.alert_clients import delivery_clients
-from evals.service.alert_decisions import decide_alerts
-from evals.service.alert_delivery import deliver
-from evals.service.alert_views import alert_detail
-from evals.service.transaction import in_transaction
+from evals.alerts.clients import delivery_clients
+from evals.alerts.decisions import decide_alerts
+from evals.alerts.delivery import deliver
+from evals.alerts.listing import alert_detail
+from evals.runs.creation import create_run
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import AlertNotification
 from plumbline.outbound import StaticResolver

@@ -17,16 +17,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import GatewayClient
-from evals.service import (
-    ConcurrencyLimits,
-    RunnerOptions,
-    RunOutcome,
-    create_run,
-    execute_run,
-    import_suite,
-    parse_suite,
-)
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.runs.limits import ConcurrencyLimits
+from evals.runs.runner import RunnerOptions, RunOutcome, execute_run
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import Call, CallLogprobs, EvalRun
 from tests.support.databases import sqlite_database

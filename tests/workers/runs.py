@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evals.service import create_run
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.transaction import in_transaction
 from plumbline.models import AlertEvaluation, EvalRunFinalization
 from tests.workers.stack import WorkerStack, wait_for
 

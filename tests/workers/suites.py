@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from evals.service import import_suite, parse_suite
-from evals.service.transaction import in_transaction
+from evals.suites.importer import import_suite, parse_suite
+from evals.transaction import in_transaction
 
 STABLE_CAP = {"The indemnity cap is 12 months of fees.": 1}
 UNSTABLE_CAP = {

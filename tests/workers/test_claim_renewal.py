@@ -8,9 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from evals.gateway_client import GatewayClient
-from evals.repository import samples as sample_repo
-from evals.service import ConcurrencyLimits, ExecutionPolicy, create_run, execute_samples
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.runs.execution import ExecutionPolicy, execute_samples
+from evals.runs.limits import ConcurrencyLimits
+from evals.runs.repository import samples as sample_repo
+from evals.transaction import in_transaction
 from plumbline.models import Call
 from tests.evals_integration.stack import EvalStack, eval_stack
 from tests.support.recorded_calls import recorded_calls

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import Completion, GatewayCallError
-from evals.service.live_resampling import LiveJob, claim_job, queue_pending, store_outcome
-from evals.service.transaction import in_transaction
+from evals.live_sampling.resampling import LiveJob, claim_job, queue_pending, store_outcome
+from evals.transaction import in_transaction
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import LiveSample
 from plumbline.repositories.teams import add_team

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from evals.service.schedules import create_due_runs, due_slot
-from evals.service.transaction import in_transaction
+from evals.runs.schedules import create_due_runs, due_slot
+from evals.transaction import in_transaction
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import EvalRun
 from tests.support.databases import sqlite_database

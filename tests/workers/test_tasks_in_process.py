@@ -9,8 +9,8 @@ import pytest
 from celery import Celery
 from sqlalchemy import func, select
 
-from evals.service import create_run
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.transaction import in_transaction
 from plumbline.models import AlertEvaluation, EvalRun, EvalSample
 from plumbline.settings import Settings
 from tests.evals_integration.stack import EvalStack, eval_stack

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import func, select
 
-from evals.service import create_run
-from evals.service.transaction import in_transaction
+from evals.runs.creation import create_run
+from evals.transaction import in_transaction
 from plumbline.models import (
     AlertEvaluation,
     Call,

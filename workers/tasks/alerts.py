@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.service.alert_delivery import deliver as deliver_once
+from evals.alerts.delivery import deliver as deliver_once
 from workers.app import enqueue, named_task, runtime_of
 
 

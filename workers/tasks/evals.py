@@ -6,11 +6,11 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.service import record_max_model_len
-from evals.service.run_fanout import ready_to_finalize, start_fanout
-from evals.service.run_finalization import finalize_run as finalize
-from evals.service.sweeps import sweep as find_stalled
-from evals.service.transaction import in_transaction
+from evals.runs.fanout import ready_to_finalize, start_fanout
+from evals.runs.finalization import finalize_run as finalize
+from evals.runs.start import record_max_model_len
+from evals.sweeps import sweep as find_stalled
+from evals.transaction import in_transaction
 from workers.app import enqueue, named_task, runtime_of
 
 log = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.service.live_resampling import claim_job, queue_pending, store_outcome
-from evals.service.transaction import in_transaction
+from evals.live_sampling.resampling import claim_job, queue_pending, store_outcome
+from evals.transaction import in_transaction
 from workers.app import enqueue, named_task, runtime_of
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.service.transaction import in_transaction
+from evals.transaction import in_transaction
 from gateway.retention.service import apply_retention
 from workers.app import named_task, runtime_of
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.service.schedules import create_due_runs
-from evals.service.transaction import in_transaction
+from evals.runs.schedules import create_due_runs
+from evals.transaction import in_transaction
 from workers.app import enqueue, named_task, runtime_of
 
 

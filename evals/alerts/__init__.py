@@ -1,0 +1,1 @@
+"""Alerts: decide them on a scored run, notify channels, deliver, list and acknowledge them."""

@@ -1,0 +1,1 @@
+"""All SQL of alerts: alert state, evaluations, alerts, their events and notifications."""

@@ -1,0 +1,1 @@
+"""Live sampling: re-ask sampled production requests and score their agreement."""

@@ -1,0 +1,1 @@
+"""Paraphrases: generate them through the gateway, review them, freeze the approved ones."""

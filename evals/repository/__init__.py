@@ -1,1 +1,0 @@
-"""All SQL of the evals: suites, questions, paraphrases, runs, samples, results, calls read."""

@@ -1,0 +1,1 @@
+"""All SQL of runs: runs, samples, scored results, progress, finalisation claims, calls read."""
