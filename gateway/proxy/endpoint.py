@@ -26,7 +26,6 @@ from gateway.proxy.call_facts import Arrival, Attribution, Delivery, Kept, Outco
 from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.call_record import assemble_record
 from gateway.proxy.forward import Forwarder
-from gateway.proxy.gateway_clock import GatewayClock
 from gateway.proxy.rate_limiter import RateLimitExceeded
 from gateway.proxy.relay import Relay
 from gateway.proxy.request_fields import (
@@ -91,7 +90,7 @@ class ProxyCall:
         self.relay = Relay(
             send,
             kind,
-            GatewayClock(t0),
+            t0,
             (self.arrival.request_id, self.arrival.id),
             state.config.limits,
         )
@@ -136,7 +135,7 @@ class ProxyCall:
 
     def _record(self, t_done: float) -> CallRecord:
         relay = self.relay
-        delivery = Delivery(self.forwarder.backend, relay.response_body, relay.clock.overhead_s)
+        delivery = Delivery(self.forwarder.backend, relay.response_body, relay.overhead_s)
         return assemble_record(
             self.arrival,
             self.attribution,

@@ -82,7 +82,7 @@ class Forwarder:
             headers["Authorization"] = f"Bearer {backend.api_key}"
         backend.in_flight += 1
         try:
-            relay.clock.upstream_started = perf_counter()
+            relay.upstream_started = perf_counter()
             response = await self._open(backend, label, body, headers, limits)
             if isinstance(response, str):
                 return response

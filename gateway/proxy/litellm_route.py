@@ -73,11 +73,11 @@ async def relay_through_litellm(
     relay: Relay, model: ModelConfig, body: bytes, plan: MeasurementPlan
 ) -> None:
     """Serve one call through litellm, metered like any other (its reply is not kept)."""
-    kind, clock = relay.kind, relay.clock
+    kind = relay.kind
     payload = orjson.loads(body)
     # Before litellm sees the body: its keyword arguments also choose hosts and credentials.
     kind.check_litellm_params(payload)
-    clock.upstream_started = perf_counter()
+    relay.upstream_started = perf_counter()
     try:
         response = await _call(model, payload, kind)
     except Exception as error:
@@ -86,7 +86,7 @@ async def relay_through_litellm(
     if not plan.stream:
         t = perf_counter()
         out = meter.body(orjson.dumps(response.model_dump()), 200)
-        clock.processing_s += perf_counter() - t
+        relay.processing_s += perf_counter() - t
         relay.finished = True
         await relay.send_reply(200, out, "application/json")
         return
@@ -95,7 +95,7 @@ async def relay_through_litellm(
         async for event in _events(response):
             t = perf_counter()
             out = b"".join(meter.feed(event, t))
-            clock.processing_s += perf_counter() - t
+            relay.processing_s += perf_counter() - t
             if out:
                 await relay.send_chunk(out)
     except Exception as error:

@@ -11,7 +11,6 @@ from gateway.errors import GatewayError
 from gateway.metering.metered import Metered
 from gateway.proxy.asgi_io import Send, send_bytes
 from gateway.proxy.call_kinds.base import CallKind, ResponseMeter
-from gateway.proxy.gateway_clock import GatewayClock
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.send_watchdog import SendWatchdog
 from gateway.proxy.upstream_errors import UpstreamProtocolError
@@ -31,13 +30,12 @@ class Relay:
         self,
         send: Send,
         kind: CallKind,
-        clock: GatewayClock,
+        t0: float,
         ids: tuple[str, str],
         limits: Limits,
     ) -> None:
         self.send = send
         self.kind = kind
-        self.clock = clock
         self.request_id, self.call_id = ids
         self.limits = limits
         self.started = False
@@ -47,6 +45,16 @@ class Relay:
         self.meter: ResponseMeter | None = None
         # What the client got, when the call's bodies are kept.
         self.response_body: bytes | None = None
+        # The gateway's own time: from arrival (t0) to the upstream request, then processing.
+        self._t0 = t0
+        self.upstream_started: float | None = None
+        self.processing_s = 0.0
+
+    @property
+    def overhead_s(self) -> float:
+        """Time spent in the gateway so far."""
+        end = self.upstream_started if self.upstream_started is not None else perf_counter()
+        return (end - self._t0) + self.processing_s
 
     def new_meter(self, plan: MeasurementPlan, fingerprint: str | None) -> ResponseMeter:
         """The meter of the one response this call relays."""
@@ -63,7 +71,7 @@ class Relay:
             (b"content-type", (content_type or "application/json").encode("latin-1")),
             (b"x-request-id", self.request_id.encode("latin-1", "replace")),
             (b"x-plumbline-call-id", self.call_id.encode()),
-            (b"x-plumbline-overhead-ms", f"{self.clock.overhead_s * 1000:.3f}".encode()),
+            (b"x-plumbline-overhead-ms", f"{self.overhead_s * 1000:.3f}".encode()),
         ]
         return headers
 
@@ -144,11 +152,11 @@ class Relay:
             raise GatewayError(
                 502,
                 f"The answer of {self.backend_label} ({response.status}) is not "
-                f"OpenAI JSON: {error}.",
+                f"{self.kind.body_format}: {error}.",
             ) from None
         if keep:
             self.response_body = out
-        self.clock.processing_s += perf_counter() - t
+        self.processing_s += perf_counter() - t
         self.finished = True
         limits = self.limits
         try:
@@ -185,7 +193,6 @@ class Relay:
         watchdog.sending()
         await self.send_stream_start(response.headers.get("Content-Type", "text/event-stream"))
         watchdog.sent()
-        clock = self.clock
         stored: list[bytes] = []
         stored_size = 0
         limits = self.limits
@@ -224,15 +231,15 @@ class Relay:
                 if keep and stored_size < STORED_STREAM_LIMIT:
                     stored.append(chunk)
                     stored_size += len(chunk)
-                clock.processing_s += perf_counter() - t
+                self.processing_s += perf_counter() - t
                 watchdog.sending()
                 await self.send_chunk(chunk)
                 watchdog.sent()
             else:
-                clock.processing_s += perf_counter() - t
+                self.processing_s += perf_counter() - t
         if not meter.done:
             raise GatewayError(
-                502, f"The stream of {self.backend_label} ended without `data: [DONE]`."
+                502, f"The stream of {self.backend_label} ended without `{self.kind.stream_end}`."
             )
         tail = b"".join(meter.flush())
         self.finished = True

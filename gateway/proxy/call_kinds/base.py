@@ -48,6 +48,9 @@ class CallKind(ABC):
     # The logprob format its records keep (`plumbline.logprob_codec`), and its route.
     fmt: str
     path: str
+    # How errors name what a body must be, and the event a whole stream ends with.
+    body_format = "OpenAI JSON"
+    stream_end = "data: [DONE]"
 
     @abstractmethod
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:

@@ -1,13 +1,16 @@
-"""The chat completions adapter (`/v1/chat/completions`): its fields, plan and meter."""
+"""The chat completions adapter (`/v1/chat/completions`): its fields, plan, meter and restoring."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
+from gateway.proxy import logprob_bytes
 from gateway.proxy.call_kinds.base import CallKind, ResponseMeter
-from gateway.proxy.call_kinds.chat_meter import ChatMeter
-from gateway.proxy.lax_values import RequestFields, read_request_fields
-from gateway.proxy.litellm_params import check_litellm_params
+from gateway.proxy.call_kinds.choices_meter import ChoicesMeter
+from gateway.proxy.lax_values import RequestFields, read_chat_fields
+from gateway.proxy.litellm_params import CHAT_FIELDS, check_litellm_params
 from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
 from plumbline.logprob_codec import CHAT
 
@@ -32,6 +35,65 @@ def _pin_echoed_prompt_logprobs(
     return True
 
 
+def _trimmed(logprobs: dict[str, Any], k: int) -> dict[str, Any]:
+    content = logprobs.get("content") or []
+    return {
+        **logprobs,
+        "content": [{**e, "top_logprobs": (e.get("top_logprobs") or [])[:k]} for e in content],
+    }
+
+
+class ChatMeter(ChoicesMeter):
+    """Keeps the items of each choice's `content` list; a role-only delta is not a token."""
+
+    def _capture_raw(self, index: int, raw: bytes, *, count: bool = True) -> int | None:
+        items = logprob_bytes.chat_items(raw)
+        if items is None:
+            return None
+        self.logprob_chunks.append((index, items))
+        # `count=False` returns 0: counting a whole body's positions is a scan of it that the
+        # log sink repeats anyway, off the hot path.
+        return logprob_bytes.positions(items) if count else 0
+
+    def _take_parsed(self, choice: dict[str, Any]) -> bool:
+        logprobs = choice.get("logprobs")
+        if not isinstance(logprobs, dict):
+            return False
+        plan = self.plan
+        if plan.capture_logprobs:
+            content = logprobs.get("content") or []
+            if content:
+                self.logprob_chunks.append((choice.get("index", 0), orjson.dumps(content)[1:-1]))
+        if plan.strip_logprobs:
+            choice["logprobs"] = None
+            return True
+        if plan.client_top_k is not None:
+            choice["logprobs"] = _trimmed(logprobs, plan.client_top_k)
+            return True
+        return False
+
+    def _meter(
+        self, choices: list[dict[str, Any]], found: list[tuple[int, int]], data: bytes, t: float
+    ) -> bool:
+        finished = has_token = False
+        for position, choice in enumerate(choices):
+            delta = choice.get("delta")
+            if not (isinstance(delta, dict) and "role" in delta):
+                has_token = True
+                tokens = 1
+                if found and self.plan.capture_logprobs:
+                    raw = logprob_bytes.value(data, found[position])
+                    tokens = self._capture_raw(choice.get("index", 0), raw) or 1
+                self.completion_tokens_seen += tokens
+            reason = choice.get("finish_reason")
+            if reason is not None:
+                finished = True
+                self.finish_reason = str(reason)
+        if has_token:
+            self.token_chunk_times.append(t)
+        return finished
+
+
 class ChatCompletions(CallKind):
     """OpenAI chat completions, as vLLM serves them."""
 
@@ -40,7 +102,7 @@ class ChatCompletions(CallKind):
 
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:
         """The chat fields the gateway acts on."""
-        return read_request_fields(payload, CHAT)
+        return read_chat_fields(payload)
 
     def plan_logprobs(self, payload: dict[str, Any], fields: RequestFields, k: int) -> LogprobPlan:
         """Raise `top_logprobs` to k (turning `logprobs` on); trim back to the client's k."""
@@ -69,7 +131,7 @@ class ChatCompletions(CallKind):
 
     def check_litellm_params(self, payload: dict[str, Any]) -> None:
         """Refuse fields beyond chat's that litellm would act on."""
-        check_litellm_params(payload, CHAT)
+        check_litellm_params(payload, CHAT_FIELDS)
 
     async def call_litellm(self, litellm: Any, arguments: dict[str, Any]) -> Any:
         """litellm's chat call."""

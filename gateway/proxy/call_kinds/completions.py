@@ -1,15 +1,56 @@
-"""The completions adapter (`/v1/completions`): its fields, plan and meter."""
+"""The completions adapter (`/v1/completions`): its fields, plan, meter and restoring."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
+from gateway.proxy import logprob_bytes
 from gateway.proxy.call_kinds.base import CallKind, ResponseMeter
-from gateway.proxy.call_kinds.completions_meter import CompletionsMeter
-from gateway.proxy.lax_values import RequestFields, read_request_fields
-from gateway.proxy.litellm_params import check_litellm_params
+from gateway.proxy.call_kinds.choices_meter import ChoicesMeter
+from gateway.proxy.lax_values import RequestFields, read_completion_fields
+from gateway.proxy.litellm_params import COMPLETION_FIELDS, check_litellm_params
 from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
 from plumbline.logprob_codec import COMPLETION
+
+
+class CompletionsMeter(ChoicesMeter):
+    """Keeps each choice's `logprobs` object as sent; every choice of a chunk is a token."""
+
+    def _capture_raw(self, index: int, raw: bytes, *, count: bool = True) -> int | None:
+        self.logprob_chunks.append((index, raw))
+        return 1
+
+    def _take_parsed(self, choice: dict[str, Any]) -> bool:
+        logprobs = choice.get("logprobs")
+        if not isinstance(logprobs, dict):
+            return False
+        if self.plan.capture_logprobs:
+            self.logprob_chunks.append((choice.get("index", 0), orjson.dumps(logprobs)))
+        if self.plan.strip_logprobs:
+            choice["logprobs"] = None
+            return True
+        # (A completions plan never trims: its top-k lists cannot be narrowed exactly.)
+        return False
+
+    def _meter(
+        self, choices: list[dict[str, Any]], found: list[tuple[int, int]], data: bytes, t: float
+    ) -> bool:
+        finished = False
+        for position, choice in enumerate(choices):
+            tokens = 1
+            if found and self.plan.capture_logprobs:
+                raw = logprob_bytes.value(data, found[position])
+                tokens = self._capture_raw(choice.get("index", 0), raw) or 1
+            self.completion_tokens_seen += tokens
+            reason = choice.get("finish_reason")
+            if reason is not None:
+                finished = True
+                self.finish_reason = str(reason)
+        if choices:
+            self.token_chunk_times.append(t)
+        return finished
 
 
 class Completions(CallKind):
@@ -20,7 +61,7 @@ class Completions(CallKind):
 
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:
         """The completions fields the gateway acts on."""
-        return read_request_fields(payload, COMPLETION)
+        return read_completion_fields(payload)
 
     def plan_logprobs(self, payload: dict[str, Any], fields: RequestFields, k: int) -> LogprobPlan:
         """Ask for `logprobs: k` when the client asked for none; else capture the client's k."""
@@ -46,7 +87,7 @@ class Completions(CallKind):
 
     def check_litellm_params(self, payload: dict[str, Any]) -> None:
         """Refuse fields beyond completions' that litellm would act on."""
-        check_litellm_params(payload, COMPLETION)
+        check_litellm_params(payload, COMPLETION_FIELDS)
 
     async def call_litellm(self, litellm: Any, arguments: dict[str, Any]) -> Any:
         """litellm's text completion call."""
