@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 
@@ -71,3 +72,13 @@ class CallRecord:
     response_body: bytes | None = None
     # Set when the call was picked for live resampling (see gateway.live_sampling).
     live_sample: LiveSampleOrder | None = None
+
+    # Records are pickled to the recorder process by the gateway's hand-off thread, which holds
+    # the GIL meanwhile: their state is the bare values in slot order, gathered in C.
+    def __getstate__(self) -> tuple[Any, ...]:
+        state: tuple[Any, ...] = attrgetter(*self.__slots__)(self)
+        return state
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(self.__slots__, state, strict=True):
+            object.__setattr__(self, name, value)
