@@ -31,12 +31,10 @@ from gateway.config import GatewayConfig
 from gateway.dashboard import dashboard_router
 from gateway.errors import GatewayError, error_body
 from gateway.lifecycle import build_state, close_state
+from gateway.proxy.call_kinds.served import served_kinds
 from gateway.proxy.endpoint import ProxyEndpoint
 from plumbline.litellm_offline import keep_litellm_offline
-from plumbline.logprob_codec import CHAT, COMPLETION
 from plumbline.settings import Settings
-
-PROXY_ROUTES = (("/v1/chat/completions", CHAT), ("/v1/completions", COMPLETION))
 
 
 def _json_error(status: int, message: str, param: str | None = None) -> Response:
@@ -80,7 +78,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 def proxy_endpoints() -> dict[str, ProxyEndpoint]:
     """The OpenAI endpoints by path."""
-    return {path: ProxyEndpoint(fmt, path) for path, fmt in PROXY_ROUTES}
+    return {kind.path: ProxyEndpoint(kind) for kind in served_kinds()}
 
 
 def create_asgi(settings: Settings, config: GatewayConfig) -> GatewayASGI:

@@ -1,9 +1,10 @@
-"""CallRecord: everything measured about one call, handed from the hot path to the log sink."""
+"""CallRecord: everything measured about one call, assembled once and handed to the log sink."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 
@@ -16,9 +17,13 @@ class LiveSampleOrder:
     priority: bool
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CallRecord:
-    """Raw measurements of one call; summaries are computed later, off the hot path."""
+    """Raw measurements of one call; summaries are computed later, off the hot path.
+
+    The proxy builds it once, when the call ends (`gateway.proxy.call_record`), from the small
+    parts each stage of the call produced; nothing changes it afterwards.
+    """
 
     id: str
     created_at: datetime
@@ -49,8 +54,6 @@ class CallRecord:
     engine_metrics: dict[str, Any] | None = None
     # Gateway clock (perf_counter seconds) of arrival, token chunks and completion.
     t_arrival: float = 0.0
-    t_first_token: float | None = None
-    t_last_token: float | None = None
     t_done: float | None = None
     token_chunk_times: list[float] = field(default_factory=list)
     completion_tokens_seen: int = 0
@@ -64,15 +67,18 @@ class CallRecord:
     parameters: float | None = None
     weight_bytes: float | None = None
     memory_bandwidth: float | None = None
-    backend_fingerprint: str | None = None
     store_body: bool = False
     request_body: bytes | None = None
     response_body: bytes | None = None
     # Set when the call was picked for live resampling (see gateway.live_sampling).
     live_sample: LiveSampleOrder | None = None
 
-    def fail(self, status: int, error_type: str, message: str) -> None:
-        """Mark the call as failed with an OpenAI-style error."""
-        self.status_code = status
-        self.error_type = error_type
-        self.error_message = message[:2000]
+    # Records are pickled to the recorder process by the gateway's hand-off thread, which holds
+    # the GIL meanwhile: their state is the bare values in slot order, gathered in C.
+    def __getstate__(self) -> tuple[Any, ...]:
+        state: tuple[Any, ...] = attrgetter(*self.__slots__)(self)
+        return state
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(self.__slots__, state, strict=True):
+            object.__setattr__(self, name, value)

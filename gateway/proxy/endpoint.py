@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable
+from dataclasses import replace
 from datetime import UTC, datetime
 from time import perf_counter
 from typing import Any
@@ -18,11 +19,22 @@ from gateway.auth.traffic_labels import check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.ids import new_call_id, new_request_id
+from gateway.metering.metered import Failure
 from gateway.metering.record import CallRecord
 from gateway.proxy.asgi_io import Receive, Scope, Send, header_map, header_text, read_body
+from gateway.proxy.call_facts import Arrival, Attribution, Delivery, Kept, Outcome, Planned
+from gateway.proxy.call_kinds.base import CallKind
+from gateway.proxy.call_record import assemble_record
 from gateway.proxy.forward import Forwarder
 from gateway.proxy.rate_limiter import RateLimitExceeded
-from gateway.proxy.request_fields import describe_request, source_of, tokens_used
+from gateway.proxy.relay import Relay
+from gateway.proxy.request_fields import (
+    RequestParams,
+    sampling_params,
+    source_of,
+    tokens_used,
+    with_fields,
+)
 from gateway.proxy.request_plan import plan_request
 from gateway.proxy.tenant_fields import confine_tenant_fields
 from gateway.state import GatewayState
@@ -35,84 +47,116 @@ CUT_REPLY_TIMEOUT_S = 0.5
 class ProxyEndpoint:
     """One OpenAI endpoint, proxied to the model's backends and recorded."""
 
-    def __init__(self, fmt: str, path: str) -> None:
-        self.fmt = fmt
-        self.path = path
+    def __init__(self, kind: CallKind) -> None:
+        self.kind = kind
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state: GatewayState = scope["app"].state.plumbline
-        await ProxyCall(state, scope, receive, send, self.fmt, self.path).run()
+        await ProxyCall(state, scope, receive, send, self.kind).run()
 
 
 class ProxyCall:
     """The life of one proxied call, from arrival to its record in the log sink."""
 
     def __init__(
-        self, state: GatewayState, scope: Scope, receive: Receive, send: Send, fmt: str, path: str
+        self, state: GatewayState, scope: Scope, receive: Receive, send: Send, kind: CallKind
     ) -> None:
-        self.t0 = perf_counter()
+        t0 = perf_counter()
         self.state = state
         self.receive = receive
         self.headers = header_map(scope)
         client = scope.get("client")
         self.client_host: str | None = client[0] if client else None
-        self.fmt = fmt
+        self.kind = kind
         feature = header_text(self.headers, b"x-plumbline-feature", 128)
-        self.record = CallRecord(
+        # The record's parts, each replaced (never changed) as the call learns more.
+        self.arrival = Arrival(
             id=new_call_id(),
             created_at=datetime.now(UTC),
             request_id=header_text(self.headers, b"x-request-id", 128) or new_request_id(),
-            endpoint=path,
-            t_arrival=self.t0,
+            endpoint=kind.path,
+            t_arrival=t0,
             feature=feature,
             end_user=header_text(self.headers, b"x-plumbline-user", 256),
-            source=source_of(feature),
-            retention_days=state.config.recording.unattributed_retention_days,
         )
-        self.forwarder = Forwarder(state, self.record, send, path)
+        self.attribution = Attribution(
+            source_of(feature), state.config.recording.unattributed_retention_days
+        )
+        self.params = RequestParams()
+        self.planned: Planned | None = None
+        self.kept = Kept()
+        self.failure: Failure | None = None
+        self.cancelled = False
+        self.relay = Relay(
+            send,
+            kind,
+            t0,
+            (self.arrival.request_id, self.arrival.id),
+            state.config.limits,
+        )
+        self.forwarder = Forwarder(state, self.relay, kind.path)
         # The key whose token buckets pay for this call, once it is admitted.
         self.charged: KeyInfo | None = None
+
+    def _fail(self, error: GatewayError) -> None:
+        self.failure = Failure.of(error.status, error.error_type, error.message)
+
+    def _closed(self, message: str) -> None:
+        self.cancelled = True
+        self.failure = Failure.of(CLIENT_CLOSED, "ClientClosedRequest", message)
 
     async def run(self) -> None:
         """Serve the call; whatever happens, hand its record to the sink."""
         try:
             await self._handle()
         except GatewayError as error:
-            self.record.fail(error.status, error.error_type, error.message)
-            await self.forwarder.reply_error(error)
+            self._fail(error)
+            await self.relay.reply_error(error)
         except ConnectionAbortedError:
-            self.record.cancelled = True
-            self.record.fail(CLIENT_CLOSED, "ClientClosedRequest", "client closed the connection")
+            self._closed("client closed the connection")
         except asyncio.CancelledError:
             # Not the client (`_until_disconnect` handles that): the server cut the call at
             # the end of the shutdown drain. It ends here, answered and recorded as such.
             await self._cut_by_server()
         except Exception as error:
-            log.exception("proxy call %s failed inside the gateway", self.record.id)
+            log.exception("proxy call %s failed inside the gateway", self.arrival.id)
             failure = GatewayError(
                 500,
                 f"Gateway error ({type(error).__name__}); call id "
-                f"{self.record.id} is in the gateway log.",
+                f"{self.arrival.id} is in the gateway log.",
             )
-            self.record.fail(failure.status, failure.error_type, failure.message)
-            await self.forwarder.reply_error(failure)
+            self._fail(failure)
+            await self.relay.reply_error(failure)
         finally:
-            self.record.t_done = perf_counter()
-            self.record.overhead_s = self.forwarder.overhead_s
+            record = self._record(perf_counter())
             if self.charged is not None:
-                self.state.limiter.charge_tokens(self.charged, tokens_used(self.record))
-            self.state.sink.submit(self.record)
+                self.state.limiter.charge_tokens(self.charged, tokens_used(record))
+            self.state.sink.submit(record)
+
+    def _record(self, t_done: float) -> CallRecord:
+        relay = self.relay
+        delivery = Delivery(self.forwarder.backend, relay.response_body, relay.overhead_s)
+        return assemble_record(
+            self.arrival,
+            self.attribution,
+            self.params,
+            self.planned,
+            self.kept,
+            relay.metered(),
+            delivery,
+            Outcome(t_done, self.failure, self.cancelled),
+        )
 
     async def _cut_by_server(self) -> None:
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
         error = GatewayError(503, "The gateway shut down before the call finished; retry it.")
-        self.record.fail(error.status, error.error_type, error.message)
+        self._fail(error)
         # A client too slow to take the error must not hold up the shutdown.
         with contextlib.suppress(Exception):
             async with asyncio.timeout(CUT_REPLY_TIMEOUT_S):
-                await self.forwarder.reply_error(error)
+                await self.relay.reply_error(error)
 
     async def _handle(self) -> None:
         key = await self._authenticate()
@@ -121,16 +165,17 @@ class ProxyCall:
             self.receive, self.headers, limits.max_body_bytes, limits.body_read_timeout_s
         )
         if key.store_bodies:
-            self.record.store_body = True
-            self.record.request_body = body
+            self.kept = Kept(store_body=True, request_body=body)
         payload = self._parse(body)
-        fields = describe_request(self.record, payload, self.fmt)
+        self.params = sampling_params(payload)
+        fields = self.kind.read_fields(payload)
+        self.params = with_fields(self.params, fields)
         model = self._model(payload)
         salted = model.provider == "vllm"
         confine_tenant_fields(
             payload,
             fields,
-            team_id=self.record.team_id,
+            team_id=self.attribution.team_id,
             is_admin=self.charged is not None and self.charged.is_admin,
             pepper=self.state.settings.key_salt.get_secret_value(),
             media_domains=model.allowed_media_domains,
@@ -138,31 +183,23 @@ class ProxyCall:
         )
         sampler = self.state.sampler
         order = sampler.active and sampler.pick(
-            self.record.feature,
-            self.record.source,
+            self.arrival.feature,
+            self.attribution.source,
             header_text(self.headers, b"x-plumbline-stakes", 16),
             model,
         )
         if order:
-            self.record.live_sample = order
-            self.record.request_body = body
-        plan = plan_request(payload, self.fmt, model.logprobs, fields)
-        self.record.logprob_format = self.fmt if plan.capture_logprobs else None
-        self.record.logprob_k = plan.captured_k
-        self.record.logprob_mode = model.logprobs.backend_mode if plan.capture_logprobs else None
-        self.record.price_in = model.price.input_per_million
-        self.record.price_out = model.price.output_per_million
-        self.record.parameters = model.parameters
-        self.record.weight_bytes = model.weight_bytes
-        self.record.memory_bandwidth = model.memory_bandwidth
+            self.kept = Kept(self.kept.store_body, body, order)
+        plan = plan_request(payload, self.kind, model.logprobs, fields)
+        self.planned = Planned(self.kind, model, plan)
         if model.served_name != payload.get("model"):
             payload["model"] = model.served_name
             upstream_body = self._encode(payload)
         else:
             # A vLLM request always changed: it carries the team's cache salt.
             upstream_body = self._encode(payload) if plan.changed or salted else body
-        self.forwarder.mark_upstream_start(self.t0)
-        await self._until_disconnect(self.forwarder.forward(model, upstream_body, plan))
+        work = self.forwarder.forward(model, upstream_body, plan, self.kept.keeps_reply)
+        await self._until_disconnect(work)
 
     async def _authenticate(self) -> KeyInfo:
         token = bearer_token(header_text(self.headers, b"authorization", 512))
@@ -182,25 +219,21 @@ class ProxyCall:
             raise GatewayError(401, "Invalid or revoked API key.")
         # Limits belong to the presented key and its own team, also when it acts for another.
         refusal = self.state.limiter.admit(info)
-        self.record.key_id = info.key_id
+        self.attribution = replace(self.attribution, key_id=info.key_id)
         if refusal is not None:
-            self.record.team_id, self.record.team_name = info.team_id, info.team_name
-            self.record.retention_days = info.retention_days
+            self.attribution = self.attribution.to_team(info)
             raise RateLimitExceeded(refusal)
         self.charged = info
         try:
-            check_traffic_label(info, self.record.feature)
+            check_traffic_label(info, self.arrival.feature)
         except GatewayError:
-            self.record.team_id, self.record.team_name = info.team_id, info.team_name
-            self.record.retention_days = info.retention_days
-            self.record.source = "product"  # a refused label is not counted as eval traffic
+            # A refused label is not counted as eval traffic.
+            self.attribution = replace(self.attribution.to_team(info), source="product")
             raise
         on_behalf = header_text(self.headers, b"x-plumbline-team", 128)
         if on_behalf is not None and on_behalf != info.team_name:
             info = await self._act_for_team(info, on_behalf)
-        self.record.team_id = info.team_id
-        self.record.team_name = info.team_name
-        self.record.retention_days = info.retention_days
+        self.attribution = self.attribution.to_team(info)
         return info
 
     async def _act_for_team(self, info: KeyInfo, team: str) -> KeyInfo:
@@ -266,7 +299,7 @@ class ProxyCall:
             while True:
                 message = await self.receive()
                 if message["type"] == "http.disconnect":
-                    if not self.forwarder.finished:
+                    if not self.relay.finished:
                         client_gone = True
                         task.cancel()
                     return
@@ -278,7 +311,6 @@ class ProxyCall:
             if not client_gone:
                 raise
             task.uncancel()
-            self.record.cancelled = True
-            self.record.fail(CLIENT_CLOSED, "ClientClosedRequest", "client disconnected")
+            self._closed("client disconnected")
         finally:
             watcher.cancel()

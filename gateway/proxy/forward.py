@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from time import perf_counter
 
 from gateway.config import Limits, ModelConfig
 from gateway.errors import GatewayError
-from gateway.metering.record import CallRecord
-from gateway.proxy.asgi_io import Send, send_bytes
 from gateway.proxy.relay import Relay
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.routing.model_backends import Backend
@@ -25,20 +22,29 @@ from gateway.upstream.response import UpstreamResponse
 RETRYABLE_STATUS = frozenset({500, 502, 503})
 
 
-class Forwarder(Relay):
-    """Picks backends, opens the upstream request and hands the response to the relay."""
+class Forwarder:
+    """Picks backends, opens the upstream request and hands the response to the relay.
 
-    def __init__(self, state: GatewayState, record: CallRecord, send: Send, path: str) -> None:
-        super().__init__(record, send)
+    Knows nothing of the call's kind: the relay and its meter do.
+    """
+
+    def __init__(self, state: GatewayState, relay: Relay, path: str) -> None:
         self.state = state
+        self.relay = relay
+        # The upstream path the call goes to.
         self.path = path
+        # Where the call was sent last (a backend's URL, or litellm's model).
+        self.backend: str | None = None
 
-    async def forward(self, model: ModelConfig, body: bytes, plan: MeasurementPlan) -> None:
-        """Serve the call from the least busy healthy backend."""
+    async def forward(
+        self, model: ModelConfig, body: bytes, plan: MeasurementPlan, keep: bool
+    ) -> None:
+        """Serve the call from the least busy healthy backend; `keep` keeps the reply."""
         if model.provider == "litellm":
             from gateway.proxy.litellm_route import relay_through_litellm
 
-            await relay_through_litellm(self, model, body, plan)
+            self.backend = f"litellm:{model.litellm_model}"
+            await relay_through_litellm(self.relay, model, body, plan)
             return
         tried: list[Backend] = []
         last_problem = ""
@@ -53,24 +59,30 @@ class Forwarder(Relay):
                     503, f"No healthy backend is serving `{model.name}` right now; retry shortly."
                 )
             tried.append(backend)
-            outcome = await self._try_backend(backend, model, body, plan)
+            outcome = await self._try_backend(backend, model, body, plan, keep)
             if outcome is None:
                 return
             last_problem = outcome
 
     async def _try_backend(
-        self, backend: Backend, model: ModelConfig, body: bytes, plan: MeasurementPlan
+        self,
+        backend: Backend,
+        model: ModelConfig,
+        body: bytes,
+        plan: MeasurementPlan,
+        keep: bool,
     ) -> str | None:
         """Serve from one backend; return a reason to try another, or None when served."""
-        self.record.backend = backend.url
-        label = self.backend_label = self._label(backend, model)
+        relay = self.relay
+        self.backend = backend.url
+        label = relay.backend_label = self._label(backend, model)
         limits = self.state.config.limits
-        headers = {"Content-Type": "application/json", "X-Request-Id": self.record.request_id}
+        headers = {"Content-Type": "application/json", "X-Request-Id": relay.request_id}
         if backend.api_key:
             headers["Authorization"] = f"Bearer {backend.api_key}"
         backend.in_flight += 1
         try:
-            self.upstream_started = perf_counter()
+            relay.upstream_started = perf_counter()
             response = await self._open(backend, label, body, headers, limits)
             if isinstance(response, str):
                 return response
@@ -82,10 +94,9 @@ class Forwarder(Relay):
                     with contextlib.suppress(UpstreamError, TimeoutError):
                         await response.read()
                     return f"{label}: answered {response.status}"
-                self.fingerprint = backend.system_fingerprint
-                await self.relay(response, plan, limits)
-                if self.record.backend_fingerprint:
-                    backend.system_fingerprint = self.record.backend_fingerprint
+                fingerprint = await relay.relay(response, plan, backend.system_fingerprint, keep)
+                if fingerprint:
+                    backend.system_fingerprint = fingerprint
             finally:
                 response.close()
             return None
@@ -132,18 +143,3 @@ class Forwarder(Relay):
         backends = self.state.backends.serving(model.name)
         number = next(i for i, b in enumerate(backends, 1) if b is backend)
         return f"backend {number} of model `{model.name}`"
-
-    async def reply_error(self, error: GatewayError) -> None:
-        """Answer an error in OpenAI's shape (as a stream event if the stream already began)."""
-        if self.finished:
-            return
-        # A client that stopped reading cannot hold the call open through its error either.
-        stall = self.state.config.limits.backends.stalled_client_timeout_s
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(stall):
-                if self.started:
-                    await self.send_stream_error(error)
-                    return
-                self.finished = True
-                headers = [*self.response_headers(None), *error.headers]
-                await send_bytes(self.send, error.status, error.body(), headers)

@@ -14,7 +14,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from gateway.errors import GatewayError
-from plumbline.logprob_codec import CHAT
 
 # The subset of vLLM's fields the gateway reads; everything else passes untouched.
 CHAT_FIELDS = (
@@ -140,21 +139,32 @@ def _refusal(error: ValidationError) -> GatewayError:
     )
 
 
-def read_request_fields(payload: dict[str, Any], fmt: str) -> RequestFields:
-    """Read the acted-on fields as vLLM will; a value vLLM refuses is a 400 here."""
-    chat = fmt == CHAT
-    for name in CHAT_RAW_NUMBERS if chat else COMPLETION_RAW_NUMBERS:
+def _read(
+    payload: dict[str, Any],
+    raw_numbers: tuple[str, ...],
+    names: tuple[str, ...],
+    model: type[ChatFields] | type[CompletionFields],
+) -> RequestFields:
+    for name in raw_numbers:
         value = payload.get(name)
         if value is not None and not isinstance(value, int | float):
             raise GatewayError(400, f"`{name}` must be an integer. Send a JSON number.", name)
-    names = CHAT_FIELDS if chat else COMPLETION_FIELDS
     subset = {name: payload[name] for name in names if name in payload}
-    if not chat and subset.get("max_tokens", 0) is None:
+    if model is CompletionFields and subset.get("max_tokens", 0) is None:
         # vLLM's completions read a null max_tokens as the default.
         subset["max_tokens"] = COMPLETION_DEFAULT_MAX_TOKENS
-    model = ChatFields if chat else CompletionFields
     try:
         fields = model.model_validate(subset)
     except ValidationError as error:
         raise _refusal(error) from None
     return RequestFields(fields)
+
+
+def read_chat_fields(payload: dict[str, Any]) -> RequestFields:
+    """Read a chat request's acted-on fields as vLLM will; a value vLLM refuses is a 400."""
+    return _read(payload, CHAT_RAW_NUMBERS, CHAT_FIELDS, ChatFields)
+
+
+def read_completion_fields(payload: dict[str, Any]) -> RequestFields:
+    """Read a completions request's acted-on fields as vLLM will; a refused value is a 400."""
+    return _read(payload, COMPLETION_RAW_NUMBERS, COMPLETION_FIELDS, CompletionFields)

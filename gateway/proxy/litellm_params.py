@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.errors import GatewayError
-from plumbline.logprob_codec import CHAT
 
 # Fields that only shape sampling or the answer; each is forwarded to the provider as data.
 # Left out on purpose: `metadata` and `store` (kept by the provider, and litellm reads
@@ -139,9 +138,11 @@ def _check_tool_choice(choice: Any) -> None:
         _only(choice, TOOL_FIELDS, "tool_choice.", "a tool choice has `type` and `function`.")
 
 
-def check_litellm_params(payload: dict[str, Any], fmt: str) -> None:
-    """Raise a 400 naming the first field that is not an OpenAI sampling or message parameter."""
-    allowed = CHAT_FIELDS if fmt == CHAT else COMPLETION_FIELDS
+def check_litellm_params(payload: dict[str, Any], allowed: frozenset[str]) -> None:
+    """Raise a 400 naming the first field that is not an OpenAI sampling or message parameter.
+
+    `allowed` are the call kind's own fields (`CHAT_FIELDS`, `COMPLETION_FIELDS`).
+    """
     why = "only OpenAI sampling and message parameters reach this model's provider."
     _only(payload, allowed, "", why)
     options = payload.get("stream_options")

@@ -9,22 +9,18 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
-from gateway.proxy.body_transform import transform_body
-from gateway.proxy.litellm_params import check_litellm_params
+from gateway.proxy.call_kinds.base import CallKind
+from gateway.proxy.call_kinds.choices_meter import encode_event
+from gateway.proxy.relay import Relay
 from gateway.proxy.request_plan import MeasurementPlan
-from gateway.proxy.stream_transform import StreamTransform, encode_event
 from plumbline.litellm_offline import keep_litellm_offline
-from plumbline.logprob_codec import CHAT
-
-if TYPE_CHECKING:
-    from gateway.proxy.forward import Forwarder
 
 
 def _provider_error(error: Exception, model: ModelConfig) -> GatewayError:
@@ -51,7 +47,7 @@ def _quiet_provider_logs() -> None:
             logger.setLevel(logging.INFO)
 
 
-async def _call(model: ModelConfig, payload: dict[str, Any], fmt: str) -> Any:
+async def _call(model: ModelConfig, payload: dict[str, Any], kind: CallKind) -> Any:
     keep_litellm_offline()  # before the first import, whichever entry started this process
     import litellm
 
@@ -64,9 +60,7 @@ async def _call(model: ModelConfig, payload: dict[str, Any], fmt: str) -> Any:
         api_key=model.api_key or "unused",
         drop_params=True,
     )
-    if fmt == CHAT:
-        return await litellm.acompletion(**arguments)
-    return await litellm.atext_completion(**arguments)
+    return await kind.call_litellm(litellm, arguments)
 
 
 async def _events(response: Any) -> AsyncIterator[bytes]:
@@ -76,36 +70,35 @@ async def _events(response: Any) -> AsyncIterator[bytes]:
 
 
 async def relay_through_litellm(
-    forwarder: Forwarder, model: ModelConfig, body: bytes, plan: MeasurementPlan
+    relay: Relay, model: ModelConfig, body: bytes, plan: MeasurementPlan
 ) -> None:
-    """Serve one call through litellm, metered like any other."""
-    record = forwarder.record
-    record.backend = f"litellm:{model.litellm_model}"
+    """Serve one call through litellm, metered like any other (its reply is not kept)."""
+    kind = relay.kind
     payload = orjson.loads(body)
     # Before litellm sees the body: its keyword arguments also choose hosts and credentials.
-    check_litellm_params(payload, plan.fmt)
-    forwarder.upstream_started = perf_counter()
+    kind.check_litellm_params(payload)
+    relay.upstream_started = perf_counter()
     try:
-        response = await _call(model, payload, plan.fmt)
+        response = await _call(model, payload, kind)
     except Exception as error:
         raise _provider_error(error, model) from None
+    meter = relay.new_meter(plan, None)
     if not plan.stream:
         t = perf_counter()
-        out = transform_body(orjson.dumps(response.model_dump()), 200, record, plan)
-        forwarder.processing_s += perf_counter() - t
-        forwarder.finished = True
-        await forwarder.send_reply(200, out, "application/json")
+        out = meter.body(orjson.dumps(response.model_dump()), 200)
+        relay.processing_s += perf_counter() - t
+        relay.finished = True
+        await relay.send_reply(200, out, "application/json")
         return
-    transform = StreamTransform(record, plan)
-    await forwarder.send_stream_start("text/event-stream; charset=utf-8")
+    await relay.send_stream_start("text/event-stream; charset=utf-8")
     try:
         async for event in _events(response):
             t = perf_counter()
-            out = b"".join(transform.feed(event, t))
-            forwarder.processing_s += perf_counter() - t
+            out = b"".join(meter.feed(event, t))
+            relay.processing_s += perf_counter() - t
             if out:
-                await forwarder.send_chunk(out)
+                await relay.send_chunk(out)
     except Exception as error:
         raise _provider_error(error, model) from None
-    forwarder.finished = True
-    await forwarder.send_chunk(b"".join(transform.flush()), last=True)
+    relay.finished = True
+    await relay.send_chunk(b"".join(meter.flush()), last=True)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.metering.record import CallRecord
-from gateway.proxy.lax_values import RequestFields, read_request_fields
+from gateway.proxy.lax_values import RequestFields
 
 INT32 = 2**31
 INT64 = 2**63
@@ -30,22 +31,42 @@ def source_of(feature: str | None) -> str:
     return "product"
 
 
-def describe_request(record: CallRecord, payload: dict[str, Any], fmt: str) -> RequestFields:
-    """Copy model and sampling parameters into the record, reading them as vLLM will.
+@dataclass(frozen=True, slots=True)
+class RequestParams:
+    """The model and sampling parameters a call's record keeps, as vLLM will read them."""
 
-    The model is recorded first, so a call refused for a field vLLM cannot read still says
-    which model it named.
+    model: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stream: bool = False
+    n: int | None = None
+    max_tokens: int | None = None
+
+
+def sampling_params(payload: dict[str, Any]) -> RequestParams:
+    """The model and the parameters read straight from the body.
+
+    Read before the acted-on fields, so a call refused for a field vLLM cannot read still
+    says which model it named.
     """
     model = payload.get("model")
-    record.model = model[:256] if isinstance(model, str) else None
-    record.temperature = _number(payload.get("temperature"))
-    record.top_p = _number(payload.get("top_p"))
-    record.seed = _bounded_int(payload.get("seed"), INT64)
-    fields = read_request_fields(payload, fmt)
-    record.stream = fields.stream
-    record.n = _bounded_int(fields.n, INT32)
-    record.max_tokens = _bounded_int(fields.max_tokens, INT32)
-    return fields
+    return RequestParams(
+        model=model[:256] if isinstance(model, str) else None,
+        temperature=_number(payload.get("temperature")),
+        top_p=_number(payload.get("top_p")),
+        seed=_bounded_int(payload.get("seed"), INT64),
+    )
+
+
+def with_fields(params: RequestParams, fields: RequestFields) -> RequestParams:
+    """`params` completed with the acted-on fields (stream, n, max_tokens)."""
+    return replace(
+        params,
+        stream=fields.stream,
+        n=_bounded_int(fields.n, INT32),
+        max_tokens=_bounded_int(fields.max_tokens, INT32),
+    )
 
 
 def tokens_used(record: CallRecord) -> int:

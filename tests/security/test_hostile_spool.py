@@ -94,17 +94,14 @@ def _legacy_file(directory: Path, batch: RowBatch) -> Path:
 
 
 def _sampled(team_id: int, request: dict[str, Any], sample_team: int | None = None) -> CallRecord:
-    record = make_record(
-        team_id=team_id,
+    return make_record(
+        team_id=team_id if sample_team is None else sample_team,
         stream=False,
         store_body=True,
         request_body=orjson.dumps(request),
         response_body=b'{"choices": [{"message": {"content": "yes"}}]}',
         live_sample=LiveSampleOrder(answer=None, resamples=2, priority=False),
     )
-    if sample_team is not None:
-        record.team_id = sample_team
-    return record
 
 
 @pytest.fixture(scope="module")

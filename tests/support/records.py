@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 
@@ -42,7 +43,7 @@ def make_record(
     team_id: int | None = 1, tokens: int = 20, k: int = 5, **fields: object
 ) -> CallRecord:
     """A finished streamed chat call with usage, engine metrics and logprobs."""
-    record = CallRecord(
+    values: dict[str, Any] = dict(
         id=new_call_id(),
         created_at=datetime.now(UTC),
         request_id="req-" + new_call_id(),
@@ -69,6 +70,4 @@ def make_record(
         price_in=0.5,
         price_out=1.5,
     )
-    for name, value in fields.items():
-        setattr(record, name, value)
-    return record
+    return CallRecord(**(values | fields))

@@ -69,8 +69,14 @@ def test_a_whole_body_answer_is_read_from_the_message() -> None:
 
 def test_failed_cancelled_or_unsampled_calls_give_no_row() -> None:
     assert live_sample_row(make_record(request_body=REQUEST, response_body=BODY)) is None
-    failed = make_record(live_sample=ORDER, request_body=REQUEST, response_body=BODY)
-    failed.fail(503, "ServiceUnavailableError", "down")
+    failed = make_record(
+        live_sample=ORDER,
+        request_body=REQUEST,
+        response_body=BODY,
+        status_code=503,
+        error_type="ServiceUnavailableError",
+        error_message="down",
+    )
     assert live_sample_row(failed) is None
     cancelled = make_record(
         live_sample=ORDER, request_body=REQUEST, response_body=BODY, cancelled=True

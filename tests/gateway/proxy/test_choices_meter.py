@@ -2,31 +2,28 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 import pytest
 
 from gateway.config import LogprobCapture, LogprobMode
-from gateway.metering.record import CallRecord
+from gateway.proxy.call_kinds.base import ResponseMeter
+from gateway.proxy.call_kinds.chat import ChatCompletions
 from gateway.proxy.request_plan import MeasurementPlan, plan_request
-from gateway.proxy.stream_transform import StreamTransform
 from gateway.proxy.upstream_errors import UpstreamProtocolError
-from plumbline.logprob_codec import CHAT
 from tests.support.captures import capture_events
 
 
-def _record() -> CallRecord:
-    return CallRecord(id="c", created_at=datetime.now(UTC), request_id="r", endpoint="/x")
+def _meter(plan: MeasurementPlan, fingerprint: str | None = None) -> ResponseMeter:
+    return ChatCompletions().meter(plan, fingerprint)
 
 
-def _run(events: list[bytes], plan: MeasurementPlan, record: CallRecord) -> list[bytes]:
-    transform = StreamTransform(record, plan)
+def _run(events: list[bytes], meter: ResponseMeter) -> list[bytes]:
     out: list[bytes] = []
     for i, event in enumerate(events):
-        out.extend(transform.feed(event, float(i)))
-    out.extend(transform.flush())
+        out.extend(meter.feed(event, float(i)))
+    out.extend(meter.flush())
     return out
 
 
@@ -35,14 +32,14 @@ def _objects(events: list[bytes]) -> list[Any]:
 
 
 def _plan(client_payload: dict[str, Any], capture: LogprobCapture) -> MeasurementPlan:
-    return plan_request(client_payload, CHAT, capture)
+    return plan_request(client_payload, ChatCompletions(), capture)
 
 
 def test_added_usage_and_logprobs_are_removed_as_vllm_would() -> None:
     upstream = capture_events("chat_stream_usage_logprobs.txt")
-    record = _record()
+    meter = _meter(_plan({"stream": True}, LogprobCapture()))
     # The client asked for a plain stream: no usage, no logprobs.
-    out = _run(upstream, _plan({"stream": True}, LogprobCapture()), record)
+    out = _run(upstream, meter)
     objects = _objects(out)
     assert objects[-1] == "DONE"
     chunks = objects[:-1]
@@ -54,18 +51,19 @@ def test_added_usage_and_logprobs_are_removed_as_vllm_would() -> None:
     # The key order matches a stream that never had usage.
     expected = capture_events("chat_stream_nousage.txt")
     assert list(chunks[-1]) == list(orjson.loads(expected[-2][6:]))
-    # The record still has what was measured.
-    assert record.usage == {
+    # The meter still has what was measured.
+    measured = meter.result()
+    assert measured.usage == {
         "prompt_tokens": 24,
         "total_tokens": 27,
         "completion_tokens": 3,
         "prompt_tokens_details": {"cached_tokens": 0, "created_cache_tokens": 0},
     }
-    assert record.engine_metrics is not None
-    assert record.engine_metrics["queue_time_ms"] == pytest.approx(0.02715100004024862)
-    assert len(record.logprob_chunks) == 3
-    assert record.finish_reason == "length"
-    assert record.token_chunk_times == [1.0, 2.0, 3.0]
+    assert measured.engine_metrics is not None
+    assert measured.engine_metrics["queue_time_ms"] == pytest.approx(0.02715100004024862)
+    assert len(measured.logprob_chunks) == 3
+    assert measured.finish_reason == "length"
+    assert measured.token_chunk_times == [1.0, 2.0, 3.0]
 
 
 def test_nothing_added_means_bytes_pass_through() -> None:
@@ -78,7 +76,7 @@ def test_nothing_added_means_bytes_pass_through() -> None:
     }
     plan = _plan(client, LogprobCapture(mode=LogprobMode.TOP_K, k=2))
     assert not plan.changed
-    assert _run(upstream, plan, _record()) == upstream
+    assert _run(upstream, _meter(plan)) == upstream
 
 
 def test_widened_top_k_is_trimmed_back() -> None:
@@ -89,23 +87,23 @@ def test_widened_top_k_is_trimmed_back() -> None:
         "logprobs": True,
         "top_logprobs": 1,
     }
-    out = _objects(_run(upstream, _plan(client, LogprobCapture(k=2)), _record()))
+    out = _objects(_run(upstream, _meter(_plan(client, LogprobCapture(k=2)))))
     tops = [e["top_logprobs"] for c in out[1:-2] for e in c["choices"][0]["logprobs"]["content"]]
     assert all(len(t) == 1 for t in tops)
 
 
 def test_garbage_is_an_upstream_protocol_error() -> None:
-    transform = StreamTransform(_record(), _plan({"stream": True}, LogprobCapture()))
+    meter = _meter(_plan({"stream": True}, LogprobCapture()))
     with pytest.raises(UpstreamProtocolError):
-        transform.feed(b"data: {not json\n\n", 0.0)
+        meter.feed(b"data: {not json\n\n", 0.0)
 
 
 def test_error_event_is_recorded_and_passed_on() -> None:
-    record = _record()
-    transform = StreamTransform(record, _plan({"stream": True}, LogprobCapture()))
+    meter = _meter(_plan({"stream": True}, LogprobCapture()))
     event = b'data: {"error": {"message": "boom", "type": "InternalServerError", "code": 500}}\n\n'
-    assert transform.feed(event, 0.0) == [event]
-    assert record.status_code == 500 and record.error_message == "boom"
+    assert meter.feed(event, 0.0) == [event]
+    failure = meter.result().failure
+    assert failure is not None and failure.status == 500 and failure.message == "boom"
 
 
 def _finish_chunk(index: int) -> bytes:
@@ -125,7 +123,7 @@ def _finish_chunk(index: int) -> bytes:
 
 
 def test_every_finishing_chunk_gets_the_known_fingerprint_at_once() -> None:
-    transform = StreamTransform(_record(), _plan({"stream": True}, LogprobCapture()), "fp-1")
+    transform = _meter(_plan({"stream": True}, LogprobCapture()), "fp-1")
     first = transform.feed(_finish_chunk(0), 0.0)
     assert [orjson.loads(e[6:])["system_fingerprint"] for e in first] == ["fp-1"]
     second = transform.feed(_finish_chunk(1), 1.0)
@@ -133,7 +131,7 @@ def test_every_finishing_chunk_gets_the_known_fingerprint_at_once() -> None:
 
 
 def test_unknown_fingerprint_is_learnt_from_the_usage_chunk() -> None:
-    transform = StreamTransform(_record(), _plan({"stream": True}, LogprobCapture()))
+    transform = _meter(_plan({"stream": True}, LogprobCapture()))
     assert transform.feed(_finish_chunk(0), 0.0) == []
     assert transform.feed(_finish_chunk(1), 1.0) == []
     usage = (

@@ -1,0 +1,81 @@
+"""The shape every call kind's adapter has, and of the meter it puts on a response.
+
+A call kind (chat completions, completions, and later other APIs) is the only part of the
+proxy that knows its API: which request fields the gateway reads, what it adds upstream to
+measure a call, how a JSON body and an event stream are metered and restored to the client's
+bytes, and how an error looks. Forwarding, retries and relaying call these and nothing else.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from gateway.errors import GatewayError
+from gateway.metering.metered import Metered
+from gateway.proxy.lax_values import RequestFields
+from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
+
+
+class ResponseMeter(ABC):
+    """Meters one response (a body, or a stream's events) and gives back the client's bytes."""
+
+    # Set once a stream's last event (its terminator) went through `feed`.
+    done: bool
+    # The backend's system_fingerprint as far as known (given, or learnt from the response).
+    fingerprint: str | None
+
+    @abstractmethod
+    def body(self, body: bytes, status: int) -> bytes:
+        """Meter a whole response body; the body to send. UpstreamProtocolError if unreadable."""
+
+    @abstractmethod
+    def feed(self, event: bytes, t: float) -> list[bytes]:
+        """Meter one whole SSE event that arrived at gateway time `t`; the bytes to send."""
+
+    @abstractmethod
+    def flush(self) -> list[bytes]:
+        """What is still held back when the stream ends."""
+
+    @abstractmethod
+    def result(self) -> Metered:
+        """What was measured so far (also of a stream cut short)."""
+
+
+class CallKind(ABC):
+    """One API the proxy serves: its path, request fields, measurement and restoring."""
+
+    # The logprob format its records keep (`plumbline.logprob_codec`), and its route.
+    fmt: str
+    path: str
+    # How errors name what a body must be, and the event a whole stream ends with.
+    body_format = "OpenAI JSON"
+    stream_end = "data: [DONE]"
+
+    @abstractmethod
+    def read_fields(self, payload: dict[str, Any]) -> RequestFields:
+        """The fields the gateway acts on, read as vLLM reads them (a 400 if it would refuse)."""
+
+    @abstractmethod
+    def plan_logprobs(self, payload: dict[str, Any], fields: RequestFields, k: int) -> LogprobPlan:
+        """Ask upstream (in `payload`, in place) for the logprobs to capture; how to undo it."""
+
+    @abstractmethod
+    def meter(self, plan: MeasurementPlan, fingerprint: str | None) -> ResponseMeter:
+        """A meter for one response to a request planned as `plan`."""
+
+    def error_body(self, error: GatewayError) -> bytes:
+        """The body of an error answered before any of the response was sent."""
+        return error.body()
+
+    def stream_error(self, error: GatewayError) -> bytes:
+        """The last bytes of a started stream that an error ends, as vLLM sends them."""
+        return b"data: " + error.body() + b"\n\ndata: [DONE]\n\n"
+
+    @abstractmethod
+    def check_litellm_params(self, payload: dict[str, Any]) -> None:
+        """Refuse (400) fields litellm would act on beyond this API's own."""
+
+    @abstractmethod
+    async def call_litellm(self, litellm: Any, arguments: dict[str, Any]) -> Any:
+        """Call litellm's function for this API."""

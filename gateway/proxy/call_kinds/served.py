@@ -1,0 +1,12 @@
+"""The call kinds the proxy serves, one adapter each."""
+
+from __future__ import annotations
+
+from gateway.proxy.call_kinds.base import CallKind
+from gateway.proxy.call_kinds.chat import ChatCompletions
+from gateway.proxy.call_kinds.completions import Completions
+
+
+def served_kinds() -> tuple[CallKind, ...]:
+    """A fresh adapter of every kind the proxy serves."""
+    return (ChatCompletions(), Completions())
