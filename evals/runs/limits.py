@@ -27,8 +27,8 @@ class ConcurrencyLimits:
     """Semaphores keyed by suite and by model, per event loop.
 
     The per-model bound is what keeps evals from starving production traffic: whatever the
-    number of suites running on a loop, at most `per_backend` eval calls reach a model's
-    backend pool. Semaphores cannot cross event loops, so each loop gets its own set (a
+    number of suites running on a loop, at most `per_backend` eval calls reach the backends
+    serving a model. Semaphores cannot cross event loops, so each loop gets its own set (a
     process running one loop, like the gateway or the CLI, is bounded as a whole).
     """
 
