@@ -257,3 +257,34 @@ def test_hostile_input_is_a_recorded_4xx(
     assert error["code"] == status and error["message"]
     row = calls.wait(response.headers["x-plumbline-call-id"])
     assert (row.endpoint, row.status_code) == (PATH, status)
+
+
+@pytest.mark.parametrize(
+    ("faults", "status"),
+    [
+        ({"error": {"rate": 1.0, "status": 500, "after_tokens": 2}}, 500),
+        ({"close_mid_stream": {"rate": 1.0, "after_tokens": 2}}, 502),
+        ({"garbage": {"rate": 1.0, "after_tokens": 2}}, 502),
+    ],
+)
+def test_a_stream_broken_midway_ends_with_an_error_the_sdk_raises(
+    simulator: SimulatorProcess,
+    client: openai.OpenAI,
+    calls: CallReader,
+    faults: dict[str, Any],
+    status: int,
+) -> None:
+    simulator.set_faults(faults)
+    try:
+        with client.responses.with_streaming_response.create(
+            model="tiny", input=QUESTION, max_output_tokens=20, stream=True
+        ) as raw:
+            call_id = raw.headers["x-plumbline-call-id"]
+            with pytest.raises(openai.APIError):
+                list(raw.parse())
+    finally:
+        simulator.set_faults({})
+    row = calls.wait(call_id)
+    assert (row.status_code, row.endpoint, row.stream) == (status, PATH, True)
+    assert row.completion_tokens is not None and row.completion_tokens >= 2
+    assert row.ttft_ms is not None

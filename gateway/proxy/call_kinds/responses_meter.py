@@ -63,6 +63,19 @@ def _parse(data: bytes, what: str) -> dict[str, Any]:
     return obj
 
 
+def _output_logprobs(obj: dict[str, Any]) -> list[list[Any]]:
+    """The non-empty logprobs lists of a delta event, or of a response object's text parts."""
+    if isinstance(obj.get("logprobs"), list):
+        return [obj["logprobs"]] if obj["logprobs"] else []
+    found: list[list[Any]] = []
+    for item in obj.get("output") or ():
+        for part in (item.get("content") or ()) if isinstance(item, dict) else ():
+            logprobs = part.get("logprobs") if isinstance(part, dict) else None
+            if isinstance(logprobs, list) and logprobs:
+                found.append(logprobs)
+    return found
+
+
 class ResponsesMeter(ResponseMeter):
     """Meter of one Responses API answer (a response object, or its event stream)."""
 
@@ -112,13 +125,14 @@ class ResponsesMeter(ResponseMeter):
             nulled = lp.echo_nulled(out, plan.captured_k)
             if nulled is not None:
                 return nulled
+            capture = False  # kept above already
         return self._restored_parsed(data, empty == lp.EMPTY, echo=echo, capture=capture)
 
     def _restored_parsed(self, data: bytes, empty: bool, *, echo: bool, capture: bool) -> bytes:
         obj = _parse(data, "response event")
-        if capture and self.plan.capture_logprobs and isinstance(obj.get("logprobs"), list):
-            if obj["logprobs"]:
-                self.logprob_chunks.append((0, orjson.dumps(obj["logprobs"])[1:-1]))
+        if capture and self.plan.capture_logprobs:
+            for logprobs in _output_logprobs(obj):
+                self.logprob_chunks.append((0, orjson.dumps(logprobs)[1:-1]))
         if not self.plan.strip_logprobs:
             return data
         lp.strip_parsed(obj, empty)

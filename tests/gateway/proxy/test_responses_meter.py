@@ -178,3 +178,30 @@ def test_values_vllm_refuses_are_a_400(payload: dict[str, Any]) -> None:
     with pytest.raises(GatewayError) as refused:
         Responses().read_fields({"input": "hi", **payload})
     assert refused.value.status == 400
+
+
+def test_a_body_in_another_layout_is_parsed_and_restored() -> None:
+    plan, _ = _plan({"input": "hi"})
+    meter = Responses().meter(plan, None)
+    entry = {"logprob": -0.5, "token": "a", "top_logprobs": []}
+    body = {
+        "status": "completed",
+        "output": [{"type": "message", "content": [{"type": "output_text", "logprobs": [entry]}]}],
+        "top_logprobs": 2,
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    }
+    out = orjson.loads(meter.body(orjson.dumps(body), 200))
+    assert out["output"][0]["content"][0]["logprobs"] is None and out["top_logprobs"] is None
+    measured = meter.result()
+    assert measured.finish_reason == "stop" and len(measured.logprob_chunks) == 1
+    assert measured.usage is not None and measured.usage["prompt_tokens"] == 3
+
+
+def test_an_echo_in_another_layout_is_restored_without_keeping_logprobs_twice() -> None:
+    plan, _ = _plan({"input": "hi"})
+    meter = Responses().meter(plan, None)
+    body = _text("resp_logprobs").replace(b'"truncation":"disabled",', b"")
+    out = orjson.loads(meter.body(body, 200))
+    assert out["top_logprobs"] is None
+    assert out["output"][0]["content"][0]["logprobs"] is None
+    assert len(meter.result().logprob_chunks) == 1
