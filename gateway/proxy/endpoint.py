@@ -1,4 +1,4 @@
-"""ProxyEndpoint: the ASGI handler behind /v1/chat/completions and /v1/completions."""
+"""ProxyEndpoint: the ASGI handler behind each proxied OpenAI route (one per call kind)."""
 
 from __future__ import annotations
 
@@ -181,6 +181,7 @@ class ProxyCall:
             media_domains=model.allowed_media_domains,
             salted=salted,
         )
+        self.kind.confine(payload)
         sampler = self.state.sampler
         order = sampler.active and sampler.pick(
             self.arrival.feature,

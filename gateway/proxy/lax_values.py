@@ -40,7 +40,19 @@ COMPLETION_FIELDS = (
 )
 # vLLM's "before" validators compare these raw, and refuse a value that is not a number.
 CHAT_RAW_NUMBERS = ("prompt_logprobs", "top_logprobs")
+RESPONSES_FIELDS = (
+    "stream",
+    "max_output_tokens",
+    "top_logprobs",
+    "include",
+    "store",
+    "background",
+    "previous_response_id",
+    "priority",
+)
 COMPLETION_RAW_NUMBERS = ("prompt_logprobs", "logprobs")
+# The `include` entry that asks the Responses API for output logprobs.
+RESPONSES_LOGPROBS = "message.output_text.logprobs"
 _INT64 = 2**63
 Priority = Annotated[int, Field(ge=-_INT64, le=_INT64 - 1)]
 COMPLETION_DEFAULT_MAX_TOKENS = 16
@@ -91,6 +103,19 @@ class CompletionFields(_Lax):
     priority: Priority = 0
 
 
+class ResponsesFields(_Lax):
+    """The acted-on fields of vLLM's ResponsesRequest, with its types and defaults."""
+
+    stream: bool | None = False
+    max_output_tokens: int | None = None
+    top_logprobs: int | None = 0
+    include: list[str] | None = None
+    store: bool | None = True
+    background: bool | None = False
+    previous_response_id: str | None = None
+    priority: Priority = 0
+
+
 class RequestFields:
     """What vLLM will read from one request body, for the fields the gateway acts on."""
 
@@ -106,17 +131,27 @@ class RequestFields:
         "top_logprobs",
     )
 
-    def __init__(self, fields: ChatFields | CompletionFields) -> None:
-        options = fields.stream_options
+    def __init__(self, fields: ChatFields | CompletionFields | ResponsesFields) -> None:
         self.stream = bool(fields.stream)
+        self.priority = fields.priority
+        if isinstance(fields, ResponsesFields):
+            # One answer, no echo; logprobs only when `include` names them.
+            self.include_usage = False
+            self.n: int | None = 1
+            self.echo = False
+            self.prompt_logprobs: int | None = None
+            self.logprobs: bool | int | None = RESPONSES_LOGPROBS in (fields.include or ())
+            self.top_logprobs: int = fields.top_logprobs or 0
+            self.max_tokens: int | None = fields.max_output_tokens
+            return
+        options = fields.stream_options
         self.include_usage = bool(options and options.include_usage)
-        self.n: int | None = fields.n
+        self.n = fields.n
         self.echo = bool(fields.echo)
         self.prompt_logprobs = fields.prompt_logprobs
-        self.priority = fields.priority
         if isinstance(fields, ChatFields):
-            self.logprobs: bool | int | None = bool(fields.logprobs)
-            self.top_logprobs: int = fields.top_logprobs
+            self.logprobs = bool(fields.logprobs)
+            self.top_logprobs = fields.top_logprobs
             # vLLM: max_completion_tokens wins when set.
             limit = fields.max_completion_tokens
             self.max_tokens = fields.max_tokens if limit is None else limit
@@ -143,7 +178,7 @@ def _read(
     payload: dict[str, Any],
     raw_numbers: tuple[str, ...],
     names: tuple[str, ...],
-    model: type[ChatFields] | type[CompletionFields],
+    model: type[ChatFields] | type[CompletionFields] | type[ResponsesFields],
 ) -> RequestFields:
     for name in raw_numbers:
         value = payload.get(name)
@@ -168,3 +203,14 @@ def read_chat_fields(payload: dict[str, Any]) -> RequestFields:
 def read_completion_fields(payload: dict[str, Any]) -> RequestFields:
     """Read a completions request's acted-on fields as vLLM will; a refused value is a 400."""
     return _read(payload, COMPLETION_RAW_NUMBERS, COMPLETION_FIELDS, CompletionFields)
+
+
+def read_responses_fields(payload: dict[str, Any]) -> RequestFields:
+    """Read a Responses request's acted-on fields as vLLM will; a refused value is a 400."""
+    return _read(payload, (), RESPONSES_FIELDS, ResponsesFields)
+
+
+def responses_field(payload: dict[str, Any], name: str) -> Any:
+    """One of the Responses fields the gateway refuses or overrides, as vLLM reads it."""
+    subset = {name: payload[name]} if name in payload else {}
+    return getattr(ResponsesFields.model_validate(subset), name)

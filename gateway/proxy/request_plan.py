@@ -66,7 +66,7 @@ def plan_request(
     if fields is None:
         fields = kind.read_fields(payload)
     stream = fields.stream
-    strip_usage = _plan_usage(payload, fields)
+    strip_usage = kind.asks_stream_usage and _plan_usage(payload, fields)
     upstream_k = capture.upstream_k
     if upstream_k is None:
         return MeasurementPlan(stream, strip_usage=strip_usage)

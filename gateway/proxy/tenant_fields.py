@@ -74,8 +74,8 @@ def _client_salt(payload: dict[str, Any]) -> str | None:
     return salt
 
 
-def _media_urls(messages: Any) -> list[tuple[str, str]]:
-    """Every string in the messages that vLLM would load as a media URL, with its place."""
+def _media_urls(messages: Any, field: str = "messages") -> list[tuple[str, str]]:
+    """Every string in the messages (or Responses input items) that vLLM would load as media."""
     found: list[tuple[str, str]] = []
     if not isinstance(messages, list):
         return found
@@ -88,7 +88,7 @@ def _media_urls(messages: Any) -> list[tuple[str, str]]:
                 continue
             for key in MEDIA_KEYS:
                 value = part.get(key)
-                place = f"messages[{m}].content[{c}].{key}"
+                place = f"{field}[{m}].content[{c}].{key}"
                 if isinstance(value, str):
                     found.append((place, value))
                 elif isinstance(value, dict):
@@ -116,7 +116,9 @@ def _media_url_allowed(url: str, domains: tuple[str, ...]) -> bool:
 
 def check_media_urls(payload: dict[str, Any], domains: tuple[str, ...]) -> None:
     """Refuse media the GPU hosts would fetch from a place the model's config did not allow."""
-    for place, url in _media_urls(payload.get("messages")):
+    # Chat's `messages`, and the Responses API's `input` items, whose parts name media alike.
+    places = [*_media_urls(payload.get("messages")), *_media_urls(payload.get("input"), "input")]
+    for place, url in places:
         if not _media_url_allowed(url, domains):
             allowed = ", ".join(domains) or "none configured"
             raise GatewayError(

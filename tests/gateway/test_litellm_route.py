@@ -76,3 +76,12 @@ def test_provider_errors_are_openai_shaped(setup: tuple[openai.OpenAI, CallReade
         )
     row = calls.wait(raised.value.response.headers["x-plumbline-call-id"])
     assert row.status_code == 400
+
+
+def test_responses_are_refused_for_a_litellm_model(setup: tuple[openai.OpenAI, CallReader]) -> None:
+    client, calls = setup
+    with pytest.raises(openai.NotFoundError) as refused:
+        client.responses.create(model="hosted", input="hello", max_output_tokens=6)
+    assert "litellm" in refused.value.message
+    row = calls.wait(refused.value.response.headers["x-plumbline-call-id"])
+    assert (row.endpoint, row.status_code) == ("/v1/responses", 404)

@@ -55,13 +55,17 @@ class SecurityStack:
 
 @contextmanager
 def security_stack(
-    kind: str, workdir: Path, *, config: dict[str, Any] | None = None, alpha_bodies: bool = True
+    kind: str,
+    workdir: Path,
+    *,
+    config: dict[str, Any] | None = None,
+    alpha_bodies: bool = True,
+    simulator_options: dict[str, Any] | None = None,
 ) -> Iterator[SecurityStack]:
     """Simulator, database (`postgres` or `sqlite`), gateway; stopped and dropped after."""
     with ExitStack() as exits:
-        simulator = exits.enter_context(
-            SimulatorProcess(simulator_config(scenarios=[INDEMNITY, STABLE, LEAKY]))
-        )
+        options = {"scenarios": [INDEMNITY, STABLE, LEAKY], **(simulator_options or {})}
+        simulator = exits.enter_context(SimulatorProcess(simulator_config(**options)))
         if kind == "postgres":
             url = exits.enter_context(postgres_database("plumbline_sec"))
         else:

@@ -51,6 +51,8 @@ class CallKind(ABC):
     # How errors name what a body must be, and the event a whole stream ends with.
     body_format = "OpenAI JSON"
     stream_end = "data: [DONE]"
+    # Whether a stream asks upstream for a usage chunk (`stream_options`) the client may not.
+    asks_stream_usage = True
 
     @abstractmethod
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:
@@ -59,6 +61,10 @@ class CallKind(ABC):
     @abstractmethod
     def plan_logprobs(self, payload: dict[str, Any], fields: RequestFields, k: int) -> LogprobPlan:
         """Ask upstream (in `payload`, in place) for the logprobs to capture; how to undo it."""
+
+    def confine(self, payload: dict[str, Any]) -> None:
+        """Overwrite (in `payload`) what this API's own fields could do across teams."""
+        return  # chat and completions have none beyond the shared ones
 
     @abstractmethod
     def meter(self, plan: MeasurementPlan, fingerprint: str | None) -> ResponseMeter:
