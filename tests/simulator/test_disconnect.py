@@ -32,12 +32,19 @@ def fresh(slow: SimulatorProcess) -> SimulatorProcess:
     return slow
 
 
-def _wait_for(sim: SimulatorProcess, cancelled: int) -> dict[str, Any]:
+def _wait_for(sim: SimulatorProcess, cancelled: int, in_flight: int = 0) -> dict[str, Any]:
+    """Stats once `cancelled` requests were cancelled and `in_flight` are still running.
+
+    The cancel is counted inside a request's handler and the request leaves `in_flight` when
+    the handler returns, a step later: the stats can be read between the two.
+    """
+
     def stats() -> dict[str, Any] | None:
         now: dict[str, Any] = sim.stats()
-        return now if now["cancelled"] >= cancelled else None
+        return now if now["cancelled"] >= cancelled and now["in_flight"] == in_flight else None
 
-    return wait_for(stats, timeout=10, what=f"{cancelled} cancelled", poll=0.02)
+    what = f"{cancelled} cancelled, {in_flight} in flight"
+    return wait_for(stats, timeout=10, what=what, poll=0.02)
 
 
 def _aborted(sim: SimulatorProcess) -> float:
@@ -126,7 +133,7 @@ def test_a_queued_request_can_be_cancelled(fresh: SimulatorProcess) -> None:
         with httpx.Client(base_url=fresh.base_url, timeout=0.3) as impatient:
             with pytest.raises(httpx.ReadTimeout):
                 impatient.post("/v1/chat/completions", json=LONG)
-            stats = _wait_for(fresh, 1)
+            stats = _wait_for(fresh, 1, in_flight=1)
             assert stats["engine"]["waiting"] == 0
             assert stats["engine"]["running"] == 1
     assert _wait_for(fresh, 2)["cancelled"] == 2
