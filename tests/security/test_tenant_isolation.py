@@ -39,6 +39,10 @@ OUTSIDE_SCHEMA = {
     "/docs/oauth2-redirect": "the schema viewer",
     "/v1/chat/completions": "proxy: walked in test_a_team_key_cannot_act_for_another_team",
     "/v1/completions": "proxy: walked in test_a_team_key_cannot_act_for_another_team",
+    "/v1/responses": (
+        "proxy: test_responses_store.py "
+        "(test_another_teams_response_cannot_be_read_cancelled_or_chained)"
+    ),
     "/dashboard": "static page, no data (its JSON is /api/dashboard/*)",
     "/dashboard/": "redirect",
     "/dashboard/static/{build}/{name}": "static files",
