@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -87,10 +88,14 @@ def test_the_sweeper_resends_what_a_dead_worker_held(stack: EvalStack, app: Cele
     run_id = in_transaction(stack.sessions, create_run, suite_id, team_id=None).run_id
     start_run(run_id)
     sent(app, "evals")  # the batch messages are lost with their worker
+    long_ago = datetime.now(UTC) - timedelta(hours=1)
     with stack.sessions.begin() as session:
         first = session.scalars(select(EvalSample).where(EvalSample.run_id == run_id)).first()
-        assert first is not None
-        first.status = "running"  # and one sample was claimed by it
+        run = session.get(EvalRun, run_id)
+        assert first is not None and run is not None
+        first.status, first.claimed_at = "running", long_ago  # and one sample was claimed by it
+        # The worker died an hour ago: the run is past any stall window, however fast this is.
+        run.started_at = long_ago
     sweep()
     resent = sent(app, "evals")
     assert [(name, args[0]) for name, args in resent] == [("evals.execute_batch", run_id)] * 2
