@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -15,6 +16,9 @@ from types import TracebackType
 import aiohttp
 
 from plumbline.blocking_http import BlockingHttp
+
+log = logging.getLogger(__name__)
+KILL_REAP_S = 60.0
 
 
 class ServerProcess:
@@ -89,8 +93,11 @@ class ServerProcess:
         try:
             return self.process.wait(timeout)
         except subprocess.TimeoutExpired:
+            # Say why it lingered before the evidence dies with it.
+            log.warning("%s ignored SIGTERM for %s s:\n%s", self.args[:4], timeout, self.log_tail())
             os.killpg(self.process.pid, signal.SIGKILL)
-            return self.process.wait(5)
+            # A killed process on a loaded machine can take seconds to be reaped.
+            return self.process.wait(KILL_REAP_S)
 
     def __enter__(self) -> ServerProcess:
         return self.start()

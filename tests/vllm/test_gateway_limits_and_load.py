@@ -8,7 +8,6 @@ backend in the gateway's own /metrics.
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +29,7 @@ BLOCK_SIZE = 128  # vLLM's CPU backend caches prefixes in blocks of 128 tokens
 TOO_LONG = "The quick brown fox jumps over the lazy dog. " * 120
 CALL_ID = "x-plumbline-call-id"
 GAUGES = {"running", "waiting", "kv_cache_usage"}
+BUSY_STREAMS = 2
 
 
 @pytest.fixture(scope="module")
@@ -155,25 +155,45 @@ def test_gateway_metrics_show_the_backends_engine_gauges(
 def test_engine_gauges_of_a_busy_vllm(http: httpx.Client) -> None:
     # What the gateway's scraper reads from vLLM's page while it generates. (Not through the
     # gateway: on a small CPU box a busy vLLM starves every other process for seconds.)
-    busy = threading.Event()
-    worker = threading.Thread(target=_keep_busy, args=(http.base_url, busy))
-    worker.start()
+    stop = threading.Event()
+    generating = threading.Semaphore(0)
+    workers = [
+        threading.Thread(target=_keep_busy, args=(http.base_url, stop, generating))
+        for _ in range(BUSY_STREAMS)
+    ]
+    for worker in workers:
+        worker.start()
+    seen: list[dict[str, float]] = []
+
+    def running() -> bool:
+        seen.append(parse_engine_gauges(http.get("/metrics").text))
+        return seen[-1]["running"] >= 1
+
     try:
-        deadline = time.monotonic() + 30
-        gauges = parse_engine_gauges(http.get("/metrics").text)
-        while gauges["running"] < 1:
-            assert time.monotonic() < deadline, f"vLLM never showed a running request: {gauges}"
-            gauges = parse_engine_gauges(http.get("/metrics").text)
+        # Both streams have sent tokens, so vLLM has stepped with them running; two streams
+        # restarting on their own leave no moment with none running but the rare joint gap.
+        for _ in workers:
+            assert generating.acquire(timeout=120), "vLLM never streamed a token"
+        wait_until(running, timeout=120, what="vLLM's page showing a running request")
     finally:
-        busy.set()
-        worker.join()
-    assert gauges["kv_cache_usage"] > 0
-    assert gauges["waiting"] >= 0
+        stop.set()
+        for worker in workers:
+            worker.join()
+    assert seen[-1]["kv_cache_usage"] > 0, seen[-1]
+    assert seen[-1]["waiting"] >= 0
 
 
-def _keep_busy(base_url: httpx.URL, stop: threading.Event) -> None:
-    # Each call generates 300 tokens (a fifth of a second when idle); repeat until told to stop.
-    body = {"model": "tiny", "prompt": "Hi", "max_tokens": 300}
-    with httpx.Client(base_url=base_url, timeout=60) as client:
+def _keep_busy(base_url: httpx.URL, stop: threading.Event, generating: threading.Semaphore) -> None:
+    # Streams of 400 tokens, one after another until told to stop; the first token of the
+    # first stream is signalled.
+    body = {"model": "tiny", "prompt": "Hi", "max_tokens": 400, "ignore_eos": True, "stream": True}
+    signalled = False
+    with httpx.Client(base_url=base_url, timeout=120) as client:
         while not stop.is_set():
-            client.post("/v1/completions", json={**body, "ignore_eos": True})
+            with client.stream("POST", "/v1/completions", json=body) as response:
+                for _ in response.iter_lines():
+                    if not signalled:
+                        signalled = True
+                        generating.release()
+                    if stop.is_set():
+                        break

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from plumbline.child_process import plumbline_command
+from plumbline.child_process import KILL_REAP_S, plumbline_command
 from tests.support.waiting import wait_until
 
 READY = {"worker": " ready.", "beat": "beat: Starting"}
@@ -81,7 +81,7 @@ class CeleryProcess:
         except ProcessLookupError:
             pass
         if self.process.poll() is None:
-            self.process.wait(5)
+            self.process.wait(KILL_REAP_S)
 
     def __enter__(self) -> CeleryProcess:
         return self.start()
