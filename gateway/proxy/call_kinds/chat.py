@@ -72,26 +72,9 @@ class ChatMeter(ChoicesMeter):
             return True
         return False
 
-    def _meter(
-        self, choices: list[dict[str, Any]], found: list[tuple[int, int]], data: bytes, t: float
-    ) -> bool:
-        finished = has_token = False
-        for position, choice in enumerate(choices):
-            delta = choice.get("delta")
-            if not (isinstance(delta, dict) and "role" in delta):
-                has_token = True
-                tokens = 1
-                if found and self.plan.capture_logprobs:
-                    raw = logprob_bytes.value(data, found[position])
-                    tokens = self._capture_raw(choice.get("index", 0), raw) or 1
-                self.completion_tokens_seen += tokens
-            reason = choice.get("finish_reason")
-            if reason is not None:
-                finished = True
-                self.finish_reason = str(reason)
-        if has_token:
-            self.token_chunk_times.append(t)
-        return finished
+    def _is_token(self, choice: dict[str, Any]) -> bool:
+        delta = choice.get("delta")
+        return not (isinstance(delta, dict) and "role" in delta)
 
 
 class ChatCompletions(CallKind):

@@ -101,11 +101,30 @@ class ChoicesMeter(ResponseMeter):
     def _take_parsed(self, choice: dict[str, Any]) -> bool:
         """Keep a parsed choice's logprobs; True if the choice was changed for the client."""
 
-    @abstractmethod
+    def _is_token(self, choice: dict[str, Any]) -> bool:
+        """Whether a streamed choice carries a token (chat's role-only delta does not)."""
+        return True
+
     def _meter(
         self, choices: list[dict[str, Any]], found: list[tuple[int, int]], data: bytes, t: float
     ) -> bool:
         """Count a chunk's tokens, keep raw logprobs, note finish reasons; True if one finished."""
+        finished = has_token = False
+        for position, choice in enumerate(choices):
+            if self._is_token(choice):
+                has_token = True
+                tokens = 1
+                if found and self.plan.capture_logprobs:
+                    raw = logprob_bytes.value(data, found[position])
+                    tokens = self._capture_raw(choice.get("index", 0), raw) or 1
+                self.completion_tokens_seen += tokens
+            reason = choice.get("finish_reason")
+            if reason is not None:
+                finished = True
+                self.finish_reason = str(reason)
+        if has_token:
+            self.token_chunk_times.append(t)
+        return finished
 
     # A whole body.
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import orjson
 
-from gateway.proxy import logprob_bytes
 from gateway.proxy.call_kinds.base import CallKind, ResponseMeter
 from gateway.proxy.call_kinds.choices_meter import ChoicesMeter
 from gateway.proxy.lax_values import RequestFields, read_completion_fields
@@ -33,24 +32,6 @@ class CompletionsMeter(ChoicesMeter):
             return True
         # (A completions plan never trims: its top-k lists cannot be narrowed exactly.)
         return False
-
-    def _meter(
-        self, choices: list[dict[str, Any]], found: list[tuple[int, int]], data: bytes, t: float
-    ) -> bool:
-        finished = False
-        for position, choice in enumerate(choices):
-            tokens = 1
-            if found and self.plan.capture_logprobs:
-                raw = logprob_bytes.value(data, found[position])
-                tokens = self._capture_raw(choice.get("index", 0), raw) or 1
-            self.completion_tokens_seen += tokens
-            reason = choice.get("finish_reason")
-            if reason is not None:
-                finished = True
-                self.finish_reason = str(reason)
-        if choices:
-            self.token_chunk_times.append(t)
-        return finished
 
 
 class Completions(CallKind):
