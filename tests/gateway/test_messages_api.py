@@ -327,3 +327,25 @@ def test_a_stream_broken_midway_ends_with_an_error_event_the_sdk_raises(
         assert (row.status_code, row.endpoint, row.stream) == (status, PATH, True)
         assert row.completion_tokens is not None and row.completion_tokens >= 1
         assert row.ttft_ms is not None
+
+
+def test_the_call_view_says_why_there_are_no_logprobs(
+    client: anthropic.Anthropic, gateway: GatewayProcess, team_key: str, calls: CallReader
+) -> None:
+    raw = client.messages.with_raw_response.create(
+        model="tiny", max_tokens=4, messages=[{"role": "user", "content": QUESTION}]
+    )
+    chat = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        json={"model": "tiny", "max_tokens": 4, "messages": BASE["messages"]},
+        headers={"Authorization": f"Bearer {team_key}"},
+    )
+    auth = {"Authorization": f"Bearer {team_key}"}
+    details = {}
+    for call_id in (raw.headers["x-plumbline-call-id"], chat.headers["x-plumbline-call-id"]):
+        calls.wait(call_id)
+        details[call_id] = httpx.get(f"{gateway.url}/api/calls/{call_id}", headers=auth).json()
+    messages_view, chat_view = details.values()
+    assert messages_view["logprobs"] is None
+    assert "Messages API takes no logprobs" in messages_view["logprobs_note"]
+    assert chat_view["logprobs"] is not None and chat_view["logprobs_note"] is None

@@ -63,6 +63,10 @@ class AnthropicKind(CallKind):
     # vLLM asks its own chat stream for usage (continuous) and sends it in message_delta.
     asks_stream_usage = False
     key_hint = "`x-api-key: <key>` or `Authorization: Bearer <key>`"
+    no_logprobs_reason = (
+        "vLLM's Anthropic Messages API takes no logprobs field, so calls to it carry no "
+        "logprobs: none were asked for, and none are stored or summarised."
+    )
 
     def presented_key(self, headers: dict[bytes, bytes]) -> str | None:
         """A Bearer token if sent, else `x-api-key` (how the anthropic SDK sends its key)."""

@@ -57,6 +57,8 @@ class CallKind(ABC):
     asks_stream_usage = True
     # How a 401 tells the client to send its Plumbline key.
     key_hint = "`Authorization: Bearer <key>`"
+    # Why no call of this kind has logprobs, where its API has none (the call view says it).
+    no_logprobs_reason: str | None = None
 
     def presented_key(self, headers: dict[bytes, bytes]) -> str | None:
         """The Plumbline key the client sent, from the headers its SDK sends it in."""
