@@ -55,7 +55,8 @@ def database() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def gateway(simulator: SimulatorProcess, database: str) -> Iterator[GatewayProcess]:
     config = gateway_config(simulator.base_url, limits={"max_body_bytes": MAX_BODY})
-    with GatewayProcess(config, database) as process:
+    process = GatewayProcess(config, database)
+    with process:
         yield process
 
 

@@ -78,7 +78,8 @@ def stack() -> Iterator[Stack]:
                 "api_base": internal.url,
             },
         ]
-        gateway = exits.enter_context(GatewayProcess(config, url))
+        gateway = GatewayProcess(config, url)
+        exits.enter_context(gateway)
         yield Stack(gateway, url, keys, (spy, internal))
 
 

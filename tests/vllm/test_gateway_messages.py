@@ -99,7 +99,7 @@ def test_sync_messages_are_identical_and_recorded(
     assert (row.endpoint, row.status_code, row.usage_source) == (PATH, 200, "backend")
     stop = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop"}
     assert row.finish_reason == stop[str(got.stop_reason)]
-    assert row.input_cost == pytest.approx(row.prompt_tokens * 0.5 / 1e6)
+    assert row.input_cost == pytest.approx((row.prompt_tokens or 0) * 0.5 / 1e6)
     # vLLM's Messages API has no logprobs and sends no per-request metrics.
     assert calls.logprobs(row) is None and row.engine_prefill_ms is None
 
