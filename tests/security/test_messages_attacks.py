@@ -66,7 +66,12 @@ def stack() -> Iterator[Stack]:
         internal = exits.enter_context(ProviderListener())
         simulator = exits.enter_context(SimulatorProcess(simulator_config()))
         url = exits.enter_context(postgres_database("plumbline_messages_sec"))
-        keys = {"alpha": issue_key(url, "alpha"), "beta": issue_key(url, "beta")}
+        keys = {
+            "admin": issue_key(url, "platform", admin=True),
+            "alpha": issue_key(url, "alpha"),
+            "beta": issue_key(url, "beta"),
+            "gamma": issue_key(url, "gamma"),
+        }
         config = gateway_config(simulator.base_url)
         config["models"][0]["allowed_media_domains"] = [ALLOWED_MEDIA_HOST]
         config["models"] += [
@@ -249,3 +254,28 @@ def test_a_litellm_model_is_a_clear_anthropic_404(
     assert "litellm" in body["error"]["message"] and path in body["error"]["message"]
     assert stack.internal.seen() == (0, [])
     assert reader.wait(response.headers["x-plumbline-call-id"]).status_code == 404
+
+
+def test_a_flood_is_a_429_in_anthropics_shape_that_the_sdk_raises(
+    stack: Stack, reader: CallReader
+) -> None:
+    limited = httpx.patch(
+        f"{stack.gateway.url}/api/admin/teams/gamma",
+        json={"requests_per_minute": 2},
+        headers={"Authorization": f"Bearer {stack.keys['admin']}"},
+    )
+    assert limited.status_code == 200, limited.text
+    assert [stack.post("gamma", PATH, _ask("hi")).status_code for _ in range(2)] == [200, 200]
+    refused = stack.post("gamma", COUNT, _ask("hi"))
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+    assert refused.json()["error"]["type"] == "rate_limit_error"
+    with (
+        anthropic.Anthropic(
+            base_url=stack.gateway.url, api_key=stack.keys["gamma"], max_retries=0
+        ) as gamma,
+        pytest.raises(anthropic.RateLimitError),
+    ):
+        gamma.messages.create(
+            model="tiny", max_tokens=2, messages=[{"role": "user", "content": "x"}]
+        )
+    assert reader.wait(refused.headers["x-plumbline-call-id"]).status_code == 429
