@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 
 from simulator.choices import Choice, ResponseJob
+from simulator.errors import ApiError
 from simulator.sse import named_event
 
 
@@ -107,3 +108,12 @@ class MessagesFormatter:
             data["stop_sequence"] = sequence
         data["usage"] = anthropic_usage(self.job)
         return orjson.dumps({k: v for k, v in data.items() if v is not None})
+
+    def stream_error(self, error: ApiError) -> bytes:
+        """A failed stream's end: vLLM's converter sends an `error` event and stops.
+
+        vLLM cannot read the chat error chunk as a chat chunk, so the type is always
+        `internal_error`; its message is pydantic's, here the engine error's own.
+        """
+        detail = {"type": "internal_error", "message": error.message}
+        return named_event("error", {"type": "error", "error": detail})

@@ -184,7 +184,7 @@ class GenerationResponse(Response):
             if self._gone.is_set():
                 return
             if job.handle.failed:
-                await self._end(send, sse_error(engine_dead_error()))
+                await self._end(send, self._stream_error(engine_dead_error()))
                 return
             parts = []
             if head and any(c.sequence.emitted for c in job.choices):
@@ -206,6 +206,11 @@ class GenerationResponse(Response):
                 await self._wait_for_tokens()
         await self._end(send, self.formatter.closing())
 
+    def _stream_error(self, error: ApiError) -> bytes:
+        # An API whose stream ends its own way (Anthropic's `error` event) says how.
+        own = getattr(self.formatter, "stream_error", None)
+        return own(error) if callable(own) else sse_error(error)
+
     def _stream_faults(self, send: Send) -> dict[int, Callable[[], Awaitable[bool]]]:
         """Mid-stream faults keyed by the token count after which they strike."""
         plan = self.plan
@@ -218,7 +223,7 @@ class GenerationResponse(Response):
         async def error() -> bool:
             self.stats.faults["error"] += 1
             self.engine.abort(self.job.handle)
-            await self._end(send, sse_error(injected_error(plan.error_status or 500)))
+            await self._end(send, self._stream_error(injected_error(plan.error_status or 500)))
             return True
 
         async def close() -> bool:

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query
 from gateway.api.deps import CallerDep, SessionDep, team_scope
 from gateway.api.schemas import CallBodyOut, CallDetail, CallLogprobsOut, CallPage, CallSummary
 from gateway.errors import GatewayError
+from gateway.proxy.call_kinds.served import no_logprobs_reason
 from gateway.recording import call_queries
 from plumbline import logprob_codec
 
@@ -69,6 +70,8 @@ def get_call(call_id: str, caller: CallerDep, session: SessionDep) -> CallDetail
             token_count=logprobs.token_count,
             choices=logprob_codec.decode(logprobs.payload),
         )
+    else:
+        detail.logprobs_note = no_logprobs_reason(call.endpoint)
     body = call_queries.body_of(session, call)
     if body is not None:
         detail.body = CallBodyOut(request=body.request_body, response=body.response_body)

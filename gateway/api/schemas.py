@@ -87,6 +87,8 @@ class CallDetail(CallSummary):
     """One call with its logprobs and, where stored, its bodies."""
 
     logprobs: CallLogprobsOut | None = None
+    # Why the call has no logprobs, where its API has none (the Anthropic Messages API).
+    logprobs_note: str | None = None
     body: CallBodyOut | None = None
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
-from gateway.auth.keys import KeyInfo, bearer_token
+from gateway.auth.keys import KeyInfo
 from gateway.auth.traffic_labels import check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
@@ -203,11 +203,11 @@ class ProxyCall:
         await self._until_disconnect(work)
 
     async def _authenticate(self) -> KeyInfo:
-        token = bearer_token(header_text(self.headers, b"authorization", 512))
+        token = self.kind.presented_key(self.headers)
         if token is None:
             raise GatewayError(
                 401,
-                "Missing API key: send `Authorization: Bearer <key>` "
+                f"Missing API key: send {self.kind.key_hint} "
                 "(create one with `plumbline keys create --team NAME`).",
             )
         try:

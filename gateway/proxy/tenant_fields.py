@@ -16,6 +16,7 @@ from urllib3.util import parse_url
 
 from gateway.errors import GatewayError
 from gateway.proxy.lax_values import RequestFields
+from gateway.proxy.media_sources import source_urls
 
 # Fields refused from every key, with the reason given to the client.
 REFUSED_FIELDS = (
@@ -118,6 +119,8 @@ def check_media_urls(payload: dict[str, Any], domains: tuple[str, ...]) -> None:
     """Refuse media the GPU hosts would fetch from a place the model's config did not allow."""
     # Chat's `messages`, and the Responses API's `input` items, whose parts name media alike.
     places = [*_media_urls(payload.get("messages")), *_media_urls(payload.get("input"), "input")]
+    # Anthropic Messages content blocks name media by a URL `source`.
+    places += source_urls(payload)
     for place, url in places:
         if not _media_url_allowed(url, domains):
             allowed = ", ".join(domains) or "none configured"

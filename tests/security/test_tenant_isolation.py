@@ -43,6 +43,8 @@ OUTSIDE_SCHEMA = {
         "proxy: test_responses_store.py "
         "(test_another_teams_response_cannot_be_read_cancelled_or_chained)"
     ),
+    "/v1/messages": "proxy: test_messages_attacks.py (cache salt, engine fields, URL sources)",
+    "/v1/messages/count_tokens": "proxy: test_messages_attacks.py (same rules as /v1/messages)",
     "/dashboard": "static page, no data (its JSON is /api/dashboard/*)",
     "/dashboard/": "redirect",
     "/dashboard/static/{build}/{name}": "static files",

@@ -44,7 +44,7 @@ function metadata(c) {
   const logprobs = c.logprob_mode
     ? `${c.logprob_mode}: mean ${c.logprob_mean?.toFixed(3)}, ` +
       `min margin ${c.logprob_min_margin?.toFixed(3)}, near ties ${c.near_ties}`
-    : null;
+    : c.logprobs_note ?? null;
   return facts([
     ["call id", c.id],
     ["request id", c.request_id],
@@ -72,7 +72,8 @@ function metadata(c) {
 
 function tokensPanel(c) {
   const lp = c.logprobs;
-  if (!lp) return panel("Tokens", h("p", { class: "empty" }, "No logprobs were recorded for this call."));
+  const none = c.logprobs_note ?? "No logprobs were recorded for this call.";
+  if (!lp) return panel("Tokens", h("p", { class: "empty" }, none));
   const indices = Object.keys(lp.choices).sort((a, b) => a - b);
   const body = h("div", { class: "choice-body" });
   const show = (index) => {

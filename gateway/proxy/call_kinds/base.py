@@ -11,8 +11,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from gateway.auth.keys import bearer_token
 from gateway.errors import GatewayError
 from gateway.metering.metered import Metered
+from gateway.proxy.asgi_io import header_text
 from gateway.proxy.lax_values import RequestFields
 from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
 
@@ -53,6 +55,14 @@ class CallKind(ABC):
     stream_end = "data: [DONE]"
     # Whether a stream asks upstream for a usage chunk (`stream_options`) the client may not.
     asks_stream_usage = True
+    # How a 401 tells the client to send its Plumbline key.
+    key_hint = "`Authorization: Bearer <key>`"
+    # Why no call of this kind has logprobs, where its API has none (the call view says it).
+    no_logprobs_reason: str | None = None
+
+    def presented_key(self, headers: dict[bytes, bytes]) -> str | None:
+        """The Plumbline key the client sent, from the headers its SDK sends it in."""
+        return bearer_token(header_text(headers, b"authorization", 512))
 
     @abstractmethod
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:

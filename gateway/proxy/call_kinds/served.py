@@ -5,9 +5,18 @@ from __future__ import annotations
 from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.call_kinds.chat import ChatCompletions
 from gateway.proxy.call_kinds.completions import Completions
+from gateway.proxy.call_kinds.messages import CountTokens, Messages
 from gateway.proxy.call_kinds.responses import Responses
 
 
 def served_kinds() -> tuple[CallKind, ...]:
     """A fresh adapter of every kind the proxy serves."""
-    return (ChatCompletions(), Completions(), Responses())
+    return (ChatCompletions(), Completions(), Responses(), Messages(), CountTokens())
+
+
+def no_logprobs_reason(endpoint: str | None) -> str | None:
+    """Why calls to `endpoint` have no logprobs, where the API it serves has none."""
+    for kind in served_kinds():
+        if kind.path == endpoint:
+            return kind.no_logprobs_reason
+    return None
