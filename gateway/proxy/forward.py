@@ -70,7 +70,7 @@ class Forwarder:
                     503, f"No healthy backend is serving `{model.name}` right now; retry shortly."
                 )
             tried.append(backend)
-            outcome = await self._try_backend(backend, model, body, plan, keep)
+            outcome = await self._try_backend(backend, model, body, plan, keep, placement)
             if outcome is None:
                 return
             last_problem = outcome
@@ -102,7 +102,7 @@ class Forwarder:
         body: bytes,
         plan: MeasurementPlan,
         keep: bool,
-        placement: Placement = ANYWHERE,
+        placement: Placement,
     ) -> str | None:
         """Serve from one backend; return a reason to try another, or None when served."""
         relay = self.relay
