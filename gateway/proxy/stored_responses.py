@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from pydantic import TypeAdapter, ValidationError
@@ -36,6 +37,7 @@ PREFIX = "/v1/responses/"
 ROUTE = re.compile(r"/v1/responses/([^/]*)(/cancel)?")
 # Query strings beyond this are no retrieve a client of vLLM sends.
 MAX_QUERY_BYTES = 256
+T = TypeVar("T")
 
 
 class RetrievedResponse(Responses):
@@ -101,17 +103,23 @@ def _read_query(query: bytes, cancel: bool) -> tuple[bool, str]:
     fields = dict(parse_qsl(query.decode("latin-1")))
     upstream: dict[str, str] = {}
     stream = False
-    try:
-        if "stream" in fields:
-            stream = TypeAdapter(bool).validate_python(fields["stream"])
-            upstream["stream"] = "true" if stream else "false"
-        if "starting_after" in fields:
-            after = TypeAdapter(int).validate_python(fields["starting_after"])
-            upstream["starting_after"] = str(after)
-    except ValidationError as error:
-        where = str(error.errors()[0]["loc"][0]) if error.errors() else "query"
-        raise GatewayError(400, "A query parameter is not valid: " + str(error), where) from None
+    if "stream" in fields:
+        stream = _query_value(bool, fields["stream"], "stream")
+        upstream["stream"] = "true" if stream else "false"
+    if "starting_after" in fields:
+        after = _query_value(int, fields["starting_after"], "starting_after")
+        upstream["starting_after"] = str(after)
     return stream, f"?{urlencode(upstream)}" if upstream else ""
+
+
+def _query_value(kind: type[T], value: str, name: str) -> T:
+    """A query parameter read as FastAPI reads it for vLLM (pydantic, lax); a 400 naming it."""
+    try:
+        return TypeAdapter(kind).validate_python(value)
+    except ValidationError:
+        raise GatewayError(
+            400, f"Query parameter `{name}` is not a valid {kind.__name__}.", name
+        ) from None
 
 
 class StoredResponseCall(ProxyCall):
