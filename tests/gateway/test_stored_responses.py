@@ -42,7 +42,8 @@ def simulator() -> Iterator[SimulatorProcess]:
 
 @pytest.fixture(scope="module")
 def gateway(simulator: SimulatorProcess, database: str) -> Iterator[GatewayProcess]:
-    with GatewayProcess(store_config(simulator.base_url), database) as process:
+    process = GatewayProcess(store_config(simulator.base_url), database)
+    with process:
         yield process
 
 
@@ -151,7 +152,7 @@ def test_a_streamed_background_response_is_metered_by_its_stream(
         events = list(raw.parse())
     final = next(e.response for e in events if e.type == "response.completed")
     row = calls.wait(call_id)
-    assert row.completion_tokens == final.usage.output_tokens
+    assert final.usage is not None and row.completion_tokens == final.usage.output_tokens
     retrieved = client.responses.with_raw_response.retrieve(final.id)
     assert retrieved.parse().status == final.status
     assert calls.wait(retrieved.headers["x-plumbline-call-id"]).completion_tokens is None
@@ -183,8 +184,9 @@ def test_another_replica_and_a_restarted_gateway_know_the_owner(
     client: openai.OpenAI, simulator: SimulatorProcess, database: str, team_key: str
 ) -> None:
     created, _ = _create(client)
+    replica = GatewayProcess(store_config(simulator.base_url), database)
     with (
-        GatewayProcess(store_config(simulator.base_url), database) as replica,
+        replica,
         openai.OpenAI(base_url=f"{replica.url}/v1", api_key=team_key, max_retries=0) as sdk,
     ):
         assert sdk.responses.retrieve(created.id).output_text == created.output_text
@@ -212,8 +214,9 @@ def test_a_down_owner_backend_is_a_503_and_a_running_one_cancels(database: str) 
     )
     with SimulatorProcess(slow) as sim:
         config = store_config(sim.base_url, max_stored_responses_per_team=3)
+        gateway = GatewayProcess(config, database)
         with (
-            GatewayProcess(config, database) as gateway,
+            gateway,
             openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=key, max_retries=0) as sdk,
         ):
             kept = sdk.responses.create(model="tiny", input=QUESTION, max_output_tokens=4)
