@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from gateway.proxy.asgi_io import Receive, Scope, Send
 from gateway.proxy.endpoint import ProxyEndpoint
+from gateway.proxy.stored_responses import StoredResponsesEndpoint
 
 
 class GatewayASGI:
@@ -19,6 +20,7 @@ class GatewayASGI:
     def __init__(self, api: FastAPI, proxies: dict[str, ProxyEndpoint]) -> None:
         self.api = api
         self.proxies = proxies
+        self.stored_responses = StoredResponsesEndpoint()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
@@ -27,4 +29,8 @@ class GatewayASGI:
                 scope["app"] = self.api  # where the endpoint finds the gateway's state
                 await endpoint(scope, receive, send)
                 return
+        if scope["type"] == "http" and self.stored_responses.serves(scope):
+            scope["app"] = self.api
+            await self.stored_responses(scope, receive, send)
+            return
         await self.api(scope, receive, send)

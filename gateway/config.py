@@ -92,6 +92,12 @@ class ModelConfig(_Strict):
     # Hosts whose http(s) media URLs clients may send (exact names, as vLLM compares them);
     # start the backends with the same --allowed-media-domains. Others must be `data:` URLs.
     allowed_media_domains: tuple[str, ...] = ()
+    # The backends run vLLM with VLLM_ENABLE_RESPONSES_API_STORE=1: `/v1/responses` may then
+    # store responses (retrieve, cancel, `background`, `previous_response_id`), each owned by
+    # the team that created it. Off: `store` is sent false and those features are refused.
+    responses_store: bool = False
+    # vLLM never evicts a stored response: what one team may keep on this model's backends.
+    max_stored_responses_per_team: int = Field(default=10_000, ge=1)
 
     @field_validator("allowed_media_domains")
     @classmethod

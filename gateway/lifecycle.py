@@ -21,6 +21,8 @@ from gateway.recording.call_sink import CallSink
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_process import RecorderProcess
 from gateway.recording.sink import LogSink
+from gateway.response_owners.owners import ResponseOwners
+from gateway.response_owners.repository import OwnerRepository
 from gateway.routing.health import HealthMonitor
 from gateway.routing.model_backends import ModelBackends
 from gateway.stability_metrics import StabilityCollector
@@ -161,6 +163,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         metrics=metrics,
         sampler=sampler,
         limiter=RateLimiter(config.limits.rate_limit_replicas),
+        response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     loop = asyncio.get_running_loop()

@@ -14,6 +14,7 @@ from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
 from gateway.proxy.rate_limiter import RateLimiter
 from gateway.recording.call_sink import CallSink
+from gateway.response_owners.owners import ResponseOwners
 from gateway.routing.health import HealthMonitor
 from gateway.routing.model_backends import ModelBackends
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
@@ -37,3 +38,4 @@ class GatewayState:
     metrics: GatewayMetrics
     sampler: LiveSampler
     limiter: RateLimiter
+    response_owners: ResponseOwners

@@ -193,13 +193,15 @@ class ProxyCall:
             self.kept = Kept(self.kept.store_body, body, order)
         plan = plan_request(payload, self.kind, model.logprobs, fields)
         self.planned = Planned(self.kind, model, plan)
+        team = self.attribution.team_id
+        placement = await self.kind.place(self.state, payload, model, plan, team)
         if model.served_name != payload.get("model"):
             payload["model"] = model.served_name
             upstream_body = self._encode(payload)
         else:
             # A vLLM request always changed: it carries the team's cache salt.
             upstream_body = self._encode(payload) if plan.changed or salted else body
-        work = self.forwarder.forward(model, upstream_body, plan, self.kept.keeps_reply)
+        work = self.forwarder.forward(model, upstream_body, plan, self.kept.keeps_reply, placement)
         await self._until_disconnect(work)
 
     async def _authenticate(self) -> KeyInfo:

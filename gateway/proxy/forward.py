@@ -7,6 +7,7 @@ from time import perf_counter
 
 from gateway.config import Limits, ModelConfig
 from gateway.errors import GatewayError
+from gateway.proxy.placement import ANYWHERE, Placement
 from gateway.proxy.relay import Relay
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.routing.model_backends import Backend
@@ -31,20 +32,30 @@ class Forwarder:
     def __init__(self, state: GatewayState, relay: Relay, path: str) -> None:
         self.state = state
         self.relay = relay
-        # The upstream path the call goes to.
+        # The upstream request line the call goes to (a GET has no body).
+        self.method = "POST"
         self.path = path
         # Where the call was sent last (a backend's URL, or litellm's model).
         self.backend: str | None = None
 
     async def forward(
-        self, model: ModelConfig, body: bytes, plan: MeasurementPlan, keep: bool
+        self,
+        model: ModelConfig,
+        body: bytes,
+        plan: MeasurementPlan,
+        keep: bool,
+        placement: Placement = ANYWHERE,
     ) -> None:
-        """Serve the call from the least busy healthy backend; `keep` keeps the reply."""
+        """Serve the call from the least busy healthy backend (or the pinned one); `keep` keeps
+        the reply."""
         if model.provider == "litellm":
             from gateway.proxy.litellm_route import relay_through_litellm
 
             self.backend = f"litellm:{model.litellm_model}"
             await relay_through_litellm(self.relay, model, body, plan)
+            return
+        if placement.pinned is not None:
+            await self._forward_pinned(model, body, plan, keep, placement)
             return
         tried: list[Backend] = []
         last_problem = ""
@@ -59,10 +70,30 @@ class Forwarder:
                     503, f"No healthy backend is serving `{model.name}` right now; retry shortly."
                 )
             tried.append(backend)
-            outcome = await self._try_backend(backend, model, body, plan, keep)
+            outcome = await self._try_backend(backend, model, body, plan, keep, placement)
             if outcome is None:
                 return
             last_problem = outcome
+
+    async def _forward_pinned(
+        self,
+        model: ModelConfig,
+        body: bytes,
+        plan: MeasurementPlan,
+        keep: bool,
+        placement: Placement,
+    ) -> None:
+        """Serve from the one backend that holds what the call needs, or answer a 503."""
+        backend = next(
+            (b for b in self.state.backends.serving(model.name) if b.url == placement.pinned), None
+        )
+        if backend is None:
+            raise GatewayError(503, f"{placement.unavailable}: it is no longer configured.")
+        if not backend.healthy:
+            raise GatewayError(503, f"{placement.unavailable}: it is down; retry later.")
+        problem = await self._try_backend(backend, model, body, plan, keep, placement)
+        if problem is not None:
+            raise GatewayError(503, f"{placement.unavailable}: {problem}; retry later.")
 
     async def _try_backend(
         self,
@@ -71,13 +102,16 @@ class Forwarder:
         body: bytes,
         plan: MeasurementPlan,
         keep: bool,
+        placement: Placement,
     ) -> str | None:
         """Serve from one backend; return a reason to try another, or None when served."""
         relay = self.relay
         self.backend = backend.url
         label = relay.backend_label = self._label(backend, model)
         limits = self.state.config.limits
-        headers = {"Content-Type": "application/json", "X-Request-Id": relay.request_id}
+        headers = {"X-Request-Id": relay.request_id}
+        if self.method == "POST":
+            headers["Content-Type"] = "application/json"
         if backend.api_key:
             headers["Authorization"] = f"Bearer {backend.api_key}"
         backend.in_flight += 1
@@ -87,16 +121,20 @@ class Forwarder:
             if isinstance(response, str):
                 return response
             try:
-                if response.status in RETRYABLE_STATUS and self.state.backends.pick(
-                    model.name, exclude=(backend,)
+                if (
+                    response.status in RETRYABLE_STATUS
+                    and placement.pinned is None
+                    and self.state.backends.pick(model.name, exclude=(backend,))
                 ):
                     # The backend said it did not serve the call: another one may.
                     with contextlib.suppress(UpstreamError, TimeoutError):
                         await response.read()
                     return f"{label}: answered {response.status}"
+                await placement.answered(backend.url, response.status)
                 fingerprint = await relay.relay(response, plan, backend.system_fingerprint, keep)
                 if fingerprint:
                     backend.system_fingerprint = fingerprint
+                await placement.relayed(relay.metered())
             finally:
                 response.close()
             return None
@@ -113,8 +151,13 @@ class Forwarder:
     ) -> UpstreamResponse | str:
         """The response head, or a reason to try another backend (nothing of the call sent)."""
         try:
-            return await self.state.upstream.backend(backend.url).post(
-                self.path, body, headers, limits.connect_timeout_s, limits.read_timeout_s
+            return await self.state.upstream.backend(backend.url).request(
+                self.method,
+                self.path,
+                body,
+                headers,
+                limits.connect_timeout_s,
+                limits.read_timeout_s,
             )
         except UpstreamConnectError as error:
             self.state.backends.mark_failed(backend, f"cannot connect: {error}")

@@ -45,7 +45,19 @@ class OriginConnections:
         read_timeout: float | None,
     ) -> UpstreamResponse:
         """POST `body` to the backend's `path`; return once the response head is in."""
-        request = self._encode(path, body, headers)
+        return await self.request("POST", path, body, headers, connect_timeout, read_timeout)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        connect_timeout: float | None,
+        read_timeout: float | None,
+    ) -> UpstreamResponse:
+        """Send `method` (POST, or a bodiless GET) to `path`; return once the head is in."""
+        request = self._encode(method, path, body, headers)
         await self._take_slot()
         try:
             return await self._post(request, connect_timeout, read_timeout)
@@ -91,13 +103,15 @@ class OriginConnections:
         for connection in idle:
             connection.abort()
 
-    def _encode(self, path: str, body: bytes, headers: Mapping[str, str]) -> bytes:
+    def _encode(self, method: str, path: str, body: bytes, headers: Mapping[str, str]) -> bytes:
+        if method not in ("GET", "POST"):
+            raise ValueError(f"method {method!r} is not one the proxy sends")
+        if method == "GET" and body:
+            raise ValueError("a GET carries no body")
         origin = self.origin
-        head = [
-            f"POST {origin.prefix}{path} HTTP/1.1\r\n"
-            f"Host: {origin.host_header}\r\n"
-            f"Content-Length: {len(body)}\r\n"
-        ]
+        head = [f"{method} {origin.prefix}{path} HTTP/1.1\r\nHost: {origin.host_header}\r\n"]
+        if method == "POST":
+            head.append(f"Content-Length: {len(body)}\r\n")
         for name, value in headers.items():
             if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
                 raise ValueError(f"header {name!r} contains a line break")

@@ -18,6 +18,7 @@ from plumbline.models.eval_run_finalization import EvalRunFinalization
 from plumbline.models.eval_sample import EvalSample
 from plumbline.models.eval_suite import EvalSuite
 from plumbline.models.live_sample import LiveSample
+from plumbline.models.response_owner import ResponseOwner
 from plumbline.models.team import Team
 from plumbline.models.usage_rollup import UsageRollup
 from plumbline.models.usage_rollup_period import UsageRollupPeriod
@@ -41,6 +42,7 @@ __all__ = [
     "EvalSample",
     "EvalSuite",
     "LiveSample",
+    "ResponseOwner",
     "Team",
     "UsageRollup",
     "UsageRollupPeriod",

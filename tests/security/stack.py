@@ -61,6 +61,7 @@ def security_stack(
     config: dict[str, Any] | None = None,
     alpha_bodies: bool = True,
     simulator_options: dict[str, Any] | None = None,
+    model_options: dict[str, Any] | None = None,
 ) -> Iterator[SecurityStack]:
     """Simulator, database (`postgres` or `sqlite`), gateway; stopped and dropped after."""
     with ExitStack() as exits:
@@ -76,6 +77,8 @@ def security_stack(
             "beta": issue_key(url, "beta"),
         }
         settings = gateway_config(simulator.base_url, **(config or {}))
+        if model_options:
+            settings["models"] = [{**settings["models"][0], **model_options}]
         evals = {"PLUMBLINE_EVAL__API_KEY": keys["admin"]}
         gateway = exits.enter_context(GatewayProcess(settings, url, env=evals))
         yield SecurityStack(gateway, url, keys, simulator.base_url)

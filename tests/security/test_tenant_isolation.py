@@ -40,8 +40,8 @@ OUTSIDE_SCHEMA = {
     "/v1/chat/completions": "proxy: walked in test_a_team_key_cannot_act_for_another_team",
     "/v1/completions": "proxy: walked in test_a_team_key_cannot_act_for_another_team",
     "/v1/responses": (
-        "proxy: test_responses_store.py "
-        "(test_another_teams_response_cannot_be_read_cancelled_or_chained)"
+        "proxy: test_responses_store.py (test_another_team_gets_the_404_of_an_unknown_id; "
+        "its retrieve and cancel routes are the proxy's, outside the schema)"
     ),
     "/v1/messages": "proxy: test_messages_attacks.py (cache salt, engine fields, URL sources)",
     "/v1/messages/count_tokens": "proxy: test_messages_attacks.py (same rules as /v1/messages)",

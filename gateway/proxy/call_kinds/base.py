@@ -9,14 +9,19 @@ bytes, and how an error looks. Forwarding, retries and relaying call these and n
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.auth.keys import bearer_token
 from gateway.errors import GatewayError
 from gateway.metering.metered import Metered
 from gateway.proxy.asgi_io import header_text
 from gateway.proxy.lax_values import RequestFields
+from gateway.proxy.placement import ANYWHERE, Placement
 from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
+
+if TYPE_CHECKING:
+    from gateway.config import ModelConfig
+    from gateway.state import GatewayState
 
 
 class ResponseMeter(ABC):
@@ -75,6 +80,17 @@ class CallKind(ABC):
     def confine(self, payload: dict[str, Any]) -> None:
         """Overwrite (in `payload`) what this API's own fields could do across teams."""
         return  # chat and completions have none beyond the shared ones
+
+    async def place(
+        self,
+        state: GatewayState,
+        payload: dict[str, Any],
+        model: ModelConfig,
+        plan: MeasurementPlan,
+        team_id: int | None,
+    ) -> Placement:
+        """Where the call goes (may change `payload`); a 4xx if it may not go anywhere."""
+        return ANYWHERE  # chat and completions: any backend of the model
 
     @abstractmethod
     def meter(self, plan: MeasurementPlan, fingerprint: str | None) -> ResponseMeter:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
 
-from gateway.config import LogprobCapture
+from gateway.config import LogprobCapture, ModelConfig
 from gateway.errors import GatewayError
 from gateway.proxy.call_kinds.responses import Responses
 from gateway.proxy.request_plan import MeasurementPlan, plan_request
@@ -69,8 +70,17 @@ def _plan(client: dict[str, Any], k: int = 2) -> tuple[MeasurementPlan, dict[str
     payload = dict(client)
     kind = Responses()
     fields = kind.read_fields(payload)
-    kind.confine(payload)
-    return plan_request(payload, kind, LogprobCapture(k=k), fields), payload
+    plan = plan_request(payload, kind, LogprobCapture(k=k), fields)
+    _place(payload, plan)
+    return plan, payload
+
+
+# A model without `responses_store`: its placement reads no state.
+UNSTORED = ModelConfig.model_validate({"name": "tiny", "backends": [{"url": "http://127.0.0.1:9"}]})
+
+
+def _place(payload: dict[str, Any], plan: MeasurementPlan) -> None:
+    asyncio.run(Responses().place(cast(Any, None), payload, UNSTORED, plan, 1))
 
 
 def test_added_logprobs_are_asked_for_and_removed_from_a_body() -> None:
@@ -164,10 +174,15 @@ def test_an_upstream_error_body_is_recorded_as_sent() -> None:
     ("field", "value"),
     [("background", True), ("background", "yes"), ("previous_response_id", "resp_x")],
 )
-def test_stored_response_features_are_refused(field: str, value: Any) -> None:
+def test_stored_response_features_are_refused_without_the_models_store(
+    field: str, value: Any
+) -> None:
+    payload = {"input": "hi", field: value}
+    Responses().read_fields(payload)
     with pytest.raises(GatewayError) as refused:
-        Responses().read_fields({"input": "hi", field: value})
+        _place(payload, MeasurementPlan(stream=False))
     assert refused.value.status == 400 and refused.value.param == field
+    assert "responses_store: true" in refused.value.message
 
 
 @pytest.mark.parametrize(

@@ -450,3 +450,25 @@ async def _collect(response: UpstreamResponse, into: list[bytes]) -> None:
 async def _until(condition: Callable[[], bool]) -> None:
     while not condition():
         await asyncio.sleep(0.01)
+
+
+async def test_a_get_goes_out_bodiless_on_the_same_keep_alive_connection(
+    serve: list[RawServer],
+) -> None:
+    server = await _start(serve, _echo)
+    connections = OriginConnections(server.url)
+    response = await connections.request(
+        "GET", "/v1/responses/resp_1?stream=true", b"", {"X-Request-Id": "r"}, PATIENT, PATIENT
+    )
+    assert (response.status, await response.read()) == (200, b'{"echo": }')
+    response.release()
+    assert await _post(connections) == b'{"echo": {}}'
+    first, second = server.requests
+    assert first.line == "GET /v1/responses/resp_1?stream=true HTTP/1.1"
+    assert "content-length" not in first.headers and first.body == b""
+    assert second.connection == first.connection
+    with pytest.raises(ValueError, match="no body"):
+        await connections.request("GET", "/x", b"{}", {}, PATIENT, PATIENT)
+    with pytest.raises(ValueError, match="not one the proxy sends"):
+        await connections.request("DELETE", "/x", b"", {}, PATIENT, PATIENT)
+    connections.close()
