@@ -117,7 +117,13 @@ def _media_url_allowed(url: str, domains: tuple[str, ...]) -> bool:
 def check_media_urls(payload: dict[str, Any], domains: tuple[str, ...]) -> None:
     """Refuse media the GPU hosts would fetch from a place the model's config did not allow."""
     # Chat's `messages`, and the Responses API's `input` items, whose parts name media alike.
-    places = [*_media_urls(payload.get("messages")), *_media_urls(payload.get("input"), "input")]
+    sources = [("messages", payload.get("messages")), ("input", payload.get("input"))]
+    check_media_in(sources, domains)
+
+
+def check_media_in(sources: list[tuple[str, Any]], domains: tuple[str, ...]) -> None:
+    """`check_media_urls` for message-like lists found elsewhere, each named by its field."""
+    places = [place for field, messages in sources for place in _media_urls(messages, field)]
     for place, url in places:
         if not _media_url_allowed(url, domains):
             allowed = ", ".join(domains) or "none configured"

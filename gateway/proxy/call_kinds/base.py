@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from gateway.config import Limits, ModelConfig
 from gateway.errors import GatewayError
 from gateway.metering.metered import Metered
 from gateway.proxy.lax_values import RequestFields
@@ -53,6 +54,10 @@ class CallKind(ABC):
     stream_end = "data: [DONE]"
     # Whether a stream asks upstream for a usage chunk (`stream_options`) the client may not.
     asks_stream_usage = True
+    # The vLLM runner (`--runner`) whose models serve this API; None: every model serves it.
+    runner: str | None = "generate"
+    # Whether its calls may be picked for live resampling (which keeps request and answer).
+    live_sampled = True
 
     @abstractmethod
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:
@@ -61,6 +66,18 @@ class CallKind(ABC):
     @abstractmethod
     def plan_logprobs(self, payload: dict[str, Any], fields: RequestFields, k: int) -> LogprobPlan:
         """Ask upstream (in `payload`, in place) for the logprobs to capture; how to undo it."""
+
+    def admit(
+        self, payload: dict[str, Any], fields: RequestFields, model: ModelConfig, limits: Limits
+    ) -> None:
+        """Refuse (4xx) what `model` or `limits` do not allow; by default, the other runner."""
+        if self.runner is not None and model.runner != self.runner:
+            raise GatewayError(
+                404,
+                f"The model `{model.name}` is a {model.runner} model (its backends run vLLM's "
+                f"`--runner {model.runner}`), which does not serve `{self.path}`.",
+                "model",
+            )
 
     def confine(self, payload: dict[str, Any]) -> None:
         """Overwrite (in `payload`) what this API's own fields could do across teams."""

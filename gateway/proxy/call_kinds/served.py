@@ -5,9 +5,10 @@ from __future__ import annotations
 from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.call_kinds.chat import ChatCompletions
 from gateway.proxy.call_kinds.completions import Completions
+from gateway.proxy.call_kinds.pooling import pooling_kinds
 from gateway.proxy.call_kinds.responses import Responses
 
 
 def served_kinds() -> tuple[CallKind, ...]:
     """A fresh adapter of every kind the proxy serves."""
-    return (ChatCompletions(), Completions(), Responses())
+    return (ChatCompletions(), Completions(), Responses(), *pooling_kinds())
