@@ -74,6 +74,7 @@ def _prompts(state: SimulatorState, body: EmbeddingRequest) -> list[list[int]]:
 
 async def _pool(request: Request, prefix: str, item_object: str, key: str) -> Response:
     state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
     try:
         body = parse_body(await request.body(), EmbeddingRequest, _precheck_prompt)
         _check_model(state, body.model)
@@ -134,6 +135,7 @@ def _scores(state: SimulatorState, left: list[str], right: list[str]) -> tuple[l
 async def create_score(request: Request) -> Response:
     """POST /score and /v1/score."""
     state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
     try:
         body = parse_body(await request.body(), ScoreRequest)
         _check_model(state, body.model)
@@ -155,6 +157,7 @@ async def create_score(request: Request) -> Response:
 async def create_rerank(request: Request) -> Response:
     """POST /rerank, /v1/rerank and /v2/rerank: documents by relevance, the best `top_n`."""
     state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
     try:
         body = parse_body(await request.body(), RerankRequest)
         _check_model(state, body.model)

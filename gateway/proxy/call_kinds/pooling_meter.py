@@ -64,9 +64,10 @@ class PoolingMeter(ResponseMeter):
         """Record the usage or the error; the body goes to the client unchanged."""
         if status >= 400:
             error = _object(body)
+            detail = error.get("error") if error is not None else None
             # vLLM answers a route its runner does not serve with a bare `{"detail": ...}`.
-            detail = error.get("error", error) if error is not None else body[:500].decode()
-            self.failure = Failure.upstream(status, detail)
+            text = body[:500].decode("utf-8", "replace")
+            self.failure = Failure.upstream(status, detail if isinstance(detail, dict) else text)
             return body
         if not body.lstrip().startswith(b"{"):
             raise UpstreamProtocolError("backend sent an answer that is not a JSON object")
