@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
@@ -158,3 +159,16 @@ def test_without_a_key_nothing_is_served(gateway: GatewayProcess, calls: CallRea
     for path in ROUTES:
         response = post(gateway.url, path, {"model": "tiny", "input": "x"})
         _refused(response, 401, calls, path)
+
+
+def test_a_team_key_cannot_act_for_another_team(
+    gateway: GatewayProcess, team_key: str, other_team_key: str, calls: CallReader
+) -> None:
+    for path in ROUTES:
+        response = httpx.post(
+            f"{gateway.url}{path}",
+            json={"model": "tiny", "input": "x"},
+            headers={"Authorization": f"Bearer {team_key}", "X-Plumbline-Team": "team-b"},
+        )
+        _, row = _refused(response, 403, calls, path)
+        assert row.backend is None

@@ -43,6 +43,24 @@ OUTSIDE_SCHEMA = {
         "proxy: test_responses_store.py "
         "(test_another_teams_response_cannot_be_read_cancelled_or_chained)"
     ),
+    **{
+        path: (
+            "proxy: no state kept per team upstream; acting for a team, the shared-engine fields "
+            "and media: tests/gateway/test_pooling_hostile_input.py"
+        )
+        for path in (
+            "/v1/embeddings",
+            "/pooling",
+            "/classify",
+            "/score",
+            "/v1/score",
+            "/rerank",
+            "/v1/rerank",
+            "/v2/rerank",
+            "/tokenize",
+            "/detokenize",
+        )
+    },
     "/dashboard": "static page, no data (its JSON is /api/dashboard/*)",
     "/dashboard/": "redirect",
     "/dashboard/static/{build}/{name}": "static files",
