@@ -78,4 +78,6 @@ def tokens_used(record: CallRecord) -> int:
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     if type(prompt) is int and type(completion) is int:
         return max(0, prompt) + max(0, completion)
+    if type(prompt) is int and completion is None and record.items is not None:
+        return max(0, prompt)  # a rerank answer's usage has input tokens only
     return record.completion_tokens_seen
