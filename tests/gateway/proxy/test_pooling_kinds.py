@@ -20,7 +20,7 @@ USAGE: dict[str, Any] = {"prompt_tokens": 9, "total_tokens": 9}
 @pytest.mark.parametrize(
     "answer",
     [
-        {"id": "e", "data": [{"embedding": [0.1] * 4}], "usage": {**USAGE, "details": None}},
+        {"id": "e", "data": [{"embedding": [0.1] * 4}], "usage": USAGE | {"details": None}},
         {"id": "r", "model": "m", "usage": USAGE, "results": [{"document": {"text": "}"}}]},
         {"usage": USAGE, "data": [{"text": '"usage": {"prompt_tokens": 1}'}]},
     ],
