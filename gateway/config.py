@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -98,6 +99,10 @@ class ModelConfig(_Strict):
     responses_store: bool = False
     # vLLM never evicts a stored response: what one team may keep on this model's backends.
     max_stored_responses_per_team: int = Field(default=10_000, ge=1)
+    # vLLM's `--runner` of the model's backends: `generate` serves chat, completions and
+    # responses; `pooling` serves embeddings, pooling, classify, score and rerank. A call of the
+    # other kind is refused; the health monitor takes out a backend that answers otherwise.
+    runner: Literal["generate", "pooling"] = "generate"
 
     @field_validator("allowed_media_domains")
     @classmethod
@@ -166,6 +171,8 @@ class Limits(_Strict):
     """Guards on what a client may send and how long the gateway waits upstream."""
 
     max_body_bytes: int = 8 * 1024 * 1024
+    # Inputs, documents or pairs in one embeddings, pooling, classify, score or rerank call.
+    max_pooling_items: int = Field(default=2048, ge=1)
     # Rate limits are token buckets in each replica's memory: with N replicas behind a
     # balancer, each enforces limit / N (see docs/security.md).
     rate_limit_replicas: int = Field(default=1, ge=1)

@@ -42,7 +42,7 @@ def create_app(config: SimulatorConfig | None = None) -> FastAPI:
         routers += [build_chat_router(), build_completion_router()]
         routers += [build_responses_router(), build_messages_router()]
     else:
-        routers.append(build_pooling_router())
+        routers.append(build_pooling_router(state.config.convert))
     if state.config.transcription:
         routers.append(build_audio_router())
     for router in routers:

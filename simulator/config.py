@@ -143,6 +143,9 @@ class SimulatorConfig(_Section):
     # `pooling` (the model served with `--convert embed`) serves embeddings, pooling, score
     # and rerank. Each answers the other's routes with 404, as vLLM registers routes by task.
     runner: Literal["generate", "pooling"] = "generate"
+    # vLLM's `--convert` of a pooling runner: `embed` as above; `classify` serves /classify
+    # instead of /v1/embeddings (shapes from vLLM's ClassificationResponse, not captured).
+    convert: Literal["embed", "classify"] = "embed"
     # The served model transcribes speech (a Whisper-like model): /v1/audio/* exist. Off, they
     # are vLLM's 404, as for the tiny Llama; no CPU build here has a speech model to compare.
     transcription: bool = False

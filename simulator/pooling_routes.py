@@ -6,6 +6,7 @@ scores are cosine similarities of those vectors, as vLLM scores with an embeddin
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from typing import Any
@@ -74,6 +75,7 @@ def _prompts(state: SimulatorState, body: EmbeddingRequest) -> list[list[int]]:
 
 async def _pool(request: Request, prefix: str, item_object: str, key: str) -> Response:
     state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
     try:
         body = parse_body(await request.body(), EmbeddingRequest, _precheck_prompt)
         _check_model(state, body.model)
@@ -134,6 +136,7 @@ def _scores(state: SimulatorState, left: list[str], right: list[str]) -> tuple[l
 async def create_score(request: Request) -> Response:
     """POST /score and /v1/score."""
     state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
     try:
         body = parse_body(await request.body(), ScoreRequest)
         _check_model(state, body.model)
@@ -155,6 +158,7 @@ async def create_score(request: Request) -> Response:
 async def create_rerank(request: Request) -> Response:
     """POST /rerank, /v1/rerank and /v2/rerank: documents by relevance, the best `top_n`."""
     state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
     try:
         body = parse_body(await request.body(), RerankRequest)
         _check_model(state, body.model)
@@ -183,10 +187,46 @@ async def create_rerank(request: Request) -> Response:
     )
 
 
-def build_pooling_router() -> APIRouter:
-    """Router with the pooling runner's endpoints."""
+def _label_probs(vector: list[float]) -> list[float]:
+    """Two labels' probabilities: a softmax of the vector's first two components."""
+    first, second = math.exp(vector[0]), math.exp(vector[1] if len(vector) > 1 else 0.0)
+    return [first / (first + second), second / (first + second)]
+
+
+async def create_classification(request: Request) -> Response:
+    """POST /classify (`--convert classify`): vLLM's ClassificationResponse, two labels."""
+    state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
+    try:
+        body = parse_body(await request.body(), EmbeddingRequest, _precheck_prompt)
+        _check_model(state, body.model)
+        prompts = _prompts(state, body)
+    except ApiError as error:
+        return error.response()
+    data = []
+    for index, ids in enumerate(prompts):
+        probs = _label_probs(state.embedder.embed(ids))
+        label = f"LABEL_{probs.index(max(probs))}"
+        data.append({"index": index, "label": label, "probs": probs, "num_classes": 2})
+    return _json(
+        {
+            "id": f"classify-{secrets.token_hex(8)}",
+            "object": "list",
+            "created": int(time.time()),
+            "model": state.config.model_name,
+            "data": data,
+            "usage": usage_body(sum(len(ids) for ids in prompts), 0, None, None),
+        }
+    )
+
+
+def build_pooling_router(convert: str = "embed") -> APIRouter:
+    """Router with the pooling runner's endpoints; a classifier has /classify, no embeddings."""
     router = APIRouter()
-    router.add_api_route("/v1/embeddings", create_embeddings, methods=["POST"])
+    if convert == "classify":
+        router.add_api_route("/classify", create_classification, methods=["POST"])
+    else:
+        router.add_api_route("/v1/embeddings", create_embeddings, methods=["POST"])
     router.add_api_route("/pooling", create_pooling, methods=["POST"])
     for path in ("/score", "/v1/score"):
         router.add_api_route(path, create_score, methods=["POST"])

@@ -20,6 +20,7 @@ def _json(data: object) -> Response:
 async def tokenize(request: Request) -> Response:
     """Token ids (and GPT-2 style token strings on request) of a prompt or chat."""
     state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
     try:
         body = parse_body(await request.body(), TokenizeRequest)
         state.check_model(body.model)
@@ -49,6 +50,7 @@ async def tokenize(request: Request) -> Response:
 async def detokenize(request: Request) -> Response:
     """Text of token ids, special tokens included."""
     state: SimulatorState = request.app.state.sim
+    state.stats.received += 1
     try:
         body = parse_body(await request.body(), DetokenizeRequest)
         state.check_model(body.model)

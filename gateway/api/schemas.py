@@ -29,6 +29,8 @@ class CallSummary(BaseModel):
     top_p: float | None
     seed: int | None
     max_tokens: int | None
+    # Inputs, documents or pairs of an embeddings, pooling, classify, score or rerank call.
+    items: int | None
     status_code: int
     cancelled: bool
     error_type: str | None

@@ -46,6 +46,8 @@ class CallRecord:
     top_p: float | None = None
     seed: int | None = None
     max_tokens: int | None = None
+    # Inputs, documents or pairs of a pooling call; None for generating calls.
+    items: int | None = None
     cancelled: bool = False
     error_type: str | None = None
     error_message: str | None = None

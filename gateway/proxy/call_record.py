@@ -47,6 +47,7 @@ def assemble_record(
         top_p=params.top_p,
         seed=params.seed,
         max_tokens=params.max_tokens,
+        items=params.items,
         cancelled=outcome.cancelled,
         error_type=failure.error_type if failure is not None else None,
         error_message=failure.message if failure is not None else None,

@@ -171,6 +171,7 @@ class ProxyCall:
         fields = self.kind.read_fields(payload)
         self.params = with_fields(self.params, fields)
         model = self._model(payload)
+        self.kind.admit(payload, fields, model, limits)
         salted = model.provider == "vllm"
         confine_tenant_fields(
             payload,
@@ -183,11 +184,15 @@ class ProxyCall:
         )
         self.kind.confine(payload)
         sampler = self.state.sampler
-        order = sampler.active and sampler.pick(
-            self.arrival.feature,
-            self.attribution.source,
-            header_text(self.headers, b"x-plumbline-stakes", 16),
-            model,
+        order = (
+            self.kind.live_sampled
+            and sampler.active
+            and sampler.pick(
+                self.arrival.feature,
+                self.attribution.source,
+                header_text(self.headers, b"x-plumbline-stakes", 16),
+                model,
+            )
         )
         if order:
             self.kept = Kept(self.kept.store_body, body, order)

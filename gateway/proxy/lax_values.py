@@ -116,12 +116,19 @@ class ResponsesFields(_Lax):
     priority: Priority = 0
 
 
+class PoolingFields(_Lax):
+    """The acted-on field of vLLM's pooling requests (embeddings, pooling, classify, scores)."""
+
+    priority: Priority = 0
+
+
 class RequestFields:
     """What vLLM will read from one request body, for the fields the gateway acts on."""
 
     __slots__ = (
         "echo",
         "include_usage",
+        "items",
         "logprobs",
         "max_tokens",
         "n",
@@ -131,18 +138,33 @@ class RequestFields:
         "top_logprobs",
     )
 
-    def __init__(self, fields: ChatFields | CompletionFields | ResponsesFields) -> None:
-        self.stream = bool(fields.stream)
+    def __init__(
+        self, fields: ChatFields | CompletionFields | ResponsesFields | PoolingFields
+    ) -> None:
         self.priority = fields.priority
+        # Inputs, documents or pairs of a pooling call (set by its kind); None for the others.
+        self.items: int | None = None
+        if isinstance(fields, PoolingFields):
+            # One JSON answer, never streamed, no tokens generated.
+            self.stream = False
+            self.include_usage = False
+            self.n: int | None = None
+            self.echo = False
+            self.prompt_logprobs: int | None = None
+            self.logprobs: bool | int | None = None
+            self.top_logprobs: int = 0
+            self.max_tokens: int | None = None
+            return
+        self.stream = bool(fields.stream)
         if isinstance(fields, ResponsesFields):
             # One answer, no echo; logprobs only when `include` names them.
             self.include_usage = False
-            self.n: int | None = 1
+            self.n = 1
             self.echo = False
-            self.prompt_logprobs: int | None = None
-            self.logprobs: bool | int | None = RESPONSES_LOGPROBS in (fields.include or ())
-            self.top_logprobs: int = fields.top_logprobs or 0
-            self.max_tokens: int | None = fields.max_output_tokens
+            self.prompt_logprobs = None
+            self.logprobs = RESPONSES_LOGPROBS in (fields.include or ())
+            self.top_logprobs = fields.top_logprobs or 0
+            self.max_tokens = fields.max_output_tokens
             return
         options = fields.stream_options
         self.include_usage = bool(options and options.include_usage)
@@ -178,7 +200,7 @@ def _read(
     payload: dict[str, Any],
     raw_numbers: tuple[str, ...],
     names: tuple[str, ...],
-    model: type[ChatFields] | type[CompletionFields] | type[ResponsesFields],
+    model: type[ChatFields] | type[CompletionFields] | type[ResponsesFields] | type[PoolingFields],
 ) -> RequestFields:
     for name in raw_numbers:
         value = payload.get(name)
@@ -208,6 +230,11 @@ def read_completion_fields(payload: dict[str, Any]) -> RequestFields:
 def read_responses_fields(payload: dict[str, Any]) -> RequestFields:
     """Read a Responses request's acted-on fields as vLLM will; a refused value is a 400."""
     return _read(payload, (), RESPONSES_FIELDS, ResponsesFields)
+
+
+def read_pooling_fields(payload: dict[str, Any]) -> RequestFields:
+    """Read a pooling request's acted-on field (`priority`) as vLLM will; a refused one is a 400."""
+    return _read(payload, (), ("priority",), PoolingFields)
 
 
 def responses_field(payload: dict[str, Any], name: str) -> Any:

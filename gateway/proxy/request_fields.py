@@ -42,6 +42,8 @@ class RequestParams:
     stream: bool = False
     n: int | None = None
     max_tokens: int | None = None
+    # Inputs, documents or pairs of a pooling call (embeddings, score, rerank...).
+    items: int | None = None
 
 
 def sampling_params(payload: dict[str, Any]) -> RequestParams:
@@ -60,12 +62,13 @@ def sampling_params(payload: dict[str, Any]) -> RequestParams:
 
 
 def with_fields(params: RequestParams, fields: RequestFields) -> RequestParams:
-    """`params` completed with the acted-on fields (stream, n, max_tokens)."""
+    """`params` completed with the acted-on fields (stream, n, max_tokens, items)."""
     return replace(
         params,
         stream=fields.stream,
         n=_bounded_int(fields.n, INT32),
         max_tokens=_bounded_int(fields.max_tokens, INT32),
+        items=_bounded_int(fields.items, INT32),
     )
 
 
@@ -75,4 +78,6 @@ def tokens_used(record: CallRecord) -> int:
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     if type(prompt) is int and type(completion) is int:
         return max(0, prompt) + max(0, completion)
+    if type(prompt) is int and completion is None and record.items is not None:
+        return max(0, prompt)  # a rerank answer's usage has input tokens only
     return record.completion_tokens_seen

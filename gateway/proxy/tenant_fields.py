@@ -118,9 +118,19 @@ def _media_url_allowed(url: str, domains: tuple[str, ...]) -> bool:
 def check_media_urls(payload: dict[str, Any], domains: tuple[str, ...]) -> None:
     """Refuse media the GPU hosts would fetch from a place the model's config did not allow."""
     # Chat's `messages`, and the Responses API's `input` items, whose parts name media alike.
-    places = [*_media_urls(payload.get("messages")), *_media_urls(payload.get("input"), "input")]
+    sources = [("messages", payload.get("messages")), ("input", payload.get("input"))]
     # Anthropic Messages content blocks name media by a URL `source`.
-    places += source_urls(payload)
+    check_media_in(sources, domains, source_urls(payload))
+
+
+def check_media_in(
+    sources: list[tuple[str, Any]],
+    domains: tuple[str, ...],
+    named: list[tuple[str, str]] | None = None,
+) -> None:
+    """`check_media_urls` for message-like lists found elsewhere, each named by its field."""
+    places = [place for field, messages in sources for place in _media_urls(messages, field)]
+    places += named or []
     for place, url in places:
         if not _media_url_allowed(url, domains):
             allowed = ", ".join(domains) or "none configured"

@@ -103,6 +103,7 @@ def call_row(
         "top_p": record.top_p,
         "seed": record.seed,
         "max_tokens": record.max_tokens,
+        "items": record.items,
         "status_code": record.status_code,
         "cancelled": record.cancelled,
         "error_type": record.error_type,

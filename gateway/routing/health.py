@@ -11,6 +11,7 @@ import orjson
 
 from gateway.config import HealthConfig
 from gateway.routing.model_backends import Backend, ModelBackends
+from gateway.routing.runner_probe import runner_mismatch, served_runner
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,12 @@ class HealthMonitor:
         if status != 200:
             self._down(backend, f"health check returned {status}")
             return
+        if not (backend.healthy and backend.runner_checked):
+            # Asked again whenever it comes back: it may have been restarted with other flags.
+            mismatch = await self._runner_mismatch(backend, timeout)
+            if mismatch is not None:
+                self._down(backend, mismatch)
+                return
         if not backend.healthy:
             log.info("backend %s is healthy again", backend.url)
         backend.healthy = True
@@ -115,6 +122,19 @@ class HealthMonitor:
         except (aiohttp.ClientError, TimeoutError, ValueError) as error:
             # Gauges and model lists are nice to have; they never take a backend out.
             log.debug("scraping %s failed: %s", backend.url, error)
+
+    async def _runner_mismatch(
+        self, backend: Backend, timeout: aiohttp.ClientTimeout
+    ) -> str | None:
+        headers = {"Authorization": f"Bearer {backend.api_key}"} if backend.api_key else {}
+        try:
+            seen = await served_runner(self.http, backend.url, headers, timeout)
+        except (aiohttp.ClientError, TimeoutError) as error:
+            # Not conclusive (the next round asks again); /health already passed.
+            log.debug("asking %s for its runner failed: %s", backend.url, error)
+            return None
+        backend.runner_checked = True
+        return runner_mismatch(backend.runner, seen)
 
     def _down(self, backend: Backend, reason: str) -> None:
         if backend.healthy:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.config import BackendConfig, GatewayConfig
+from gateway.config import BackendConfig, GatewayConfig, ModelConfig
 
 
 @dataclass(slots=True)
@@ -14,6 +14,9 @@ class Backend:
     model: str
     url: str
     api_key: str | None = None
+    # The vLLM runner the model's config says it serves, and whether the backend was asked.
+    runner: str = "generate"
+    runner_checked: bool = False
     in_flight: int = 0
     healthy: bool = True
     last_error: str | None = None
@@ -28,13 +31,14 @@ class ModelBackends:
 
     def __init__(self, config: GatewayConfig) -> None:
         self._by_model: dict[str, list[Backend]] = {
-            model.name: [self._backend(model.name, b) for b in model.backends]
-            for model in config.models
+            model.name: [self._backend(model, b) for b in model.backends] for model in config.models
         }
 
     @staticmethod
-    def _backend(model: str, config: BackendConfig) -> Backend:
-        return Backend(model=model, url=config.url, api_key=config.api_key)
+    def _backend(model: ModelConfig, config: BackendConfig) -> Backend:
+        return Backend(
+            model=model.name, url=config.url, api_key=config.api_key, runner=model.runner
+        )
 
     def serving(self, model: str) -> list[Backend]:
         """Every backend that serves a model."""

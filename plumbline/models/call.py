@@ -56,6 +56,8 @@ class Call(Base):
     top_p: Mapped[float | None] = mapped_column(Float, nullable=True)
     seed: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     max_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Inputs, documents or pairs of an embeddings, pooling, classify, score or rerank call.
+    items: Mapped[int | None] = mapped_column(Integer, nullable=True)
     status_code: Mapped[int] = mapped_column(Integer)
     cancelled: Mapped[bool] = mapped_column(Boolean, default=False)
     error_type: Mapped[str | None] = mapped_column(String(128), nullable=True)

@@ -45,6 +45,24 @@ OUTSIDE_SCHEMA = {
     ),
     "/v1/messages": "proxy: test_messages_attacks.py (cache salt, engine fields, URL sources)",
     "/v1/messages/count_tokens": "proxy: test_messages_attacks.py (same rules as /v1/messages)",
+    **{
+        path: (
+            "proxy: no state kept per team upstream; acting for a team, the shared-engine fields "
+            "and media: tests/gateway/test_pooling_hostile_input.py"
+        )
+        for path in (
+            "/v1/embeddings",
+            "/pooling",
+            "/classify",
+            "/score",
+            "/v1/score",
+            "/rerank",
+            "/v1/rerank",
+            "/v2/rerank",
+            "/tokenize",
+            "/detokenize",
+        )
+    },
     "/dashboard": "static page, no data (its JSON is /api/dashboard/*)",
     "/dashboard/": "redirect",
     "/dashboard/static/{build}/{name}": "static files",

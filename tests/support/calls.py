@@ -7,7 +7,7 @@ from typing import Any
 from gateway.recording import call_queries
 from plumbline import logprob_codec
 from plumbline.db import create_db_engine, make_session_factory
-from plumbline.models import Call
+from plumbline.models import Call, CallBody
 from tests.support.waiting import wait_for
 
 
@@ -32,6 +32,11 @@ class CallReader:
         with self.sessions() as session:
             row = call_queries.logprobs_of(session, call)
         return logprob_codec.decode(row.payload) if row is not None else None
+
+    def body(self, call: Call) -> CallBody | None:
+        """The stored bodies of a call, if its team stores them."""
+        with self.sessions() as session:
+            return call_queries.body_of(session, call)
 
     def close(self) -> None:
         """Release connections."""

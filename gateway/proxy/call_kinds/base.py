@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from gateway.auth.keys import bearer_token
+from gateway.config import Limits, ModelConfig
 from gateway.errors import GatewayError
 from gateway.metering.metered import Metered
 from gateway.proxy.asgi_io import header_text
@@ -20,7 +21,6 @@ from gateway.proxy.placement import ANYWHERE, Placement
 from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
 
 if TYPE_CHECKING:
-    from gateway.config import ModelConfig
     from gateway.state import GatewayState
 
 
@@ -69,6 +69,11 @@ class CallKind(ABC):
         """The Plumbline key the client sent, from the headers its SDK sends it in."""
         return bearer_token(header_text(headers, b"authorization", 512))
 
+    # The vLLM runner (`--runner`) whose models serve this API; None: every model serves it.
+    runner: str | None = "generate"
+    # Whether its calls may be picked for live resampling (which keeps request and answer).
+    live_sampled = True
+
     @abstractmethod
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:
         """The fields the gateway acts on, read as vLLM reads them (a 400 if it would refuse)."""
@@ -76,6 +81,18 @@ class CallKind(ABC):
     @abstractmethod
     def plan_logprobs(self, payload: dict[str, Any], fields: RequestFields, k: int) -> LogprobPlan:
         """Ask upstream (in `payload`, in place) for the logprobs to capture; how to undo it."""
+
+    def admit(
+        self, payload: dict[str, Any], fields: RequestFields, model: ModelConfig, limits: Limits
+    ) -> None:
+        """Refuse (4xx) what `model` or `limits` do not allow; by default, the other runner."""
+        if self.runner is not None and model.runner != self.runner:
+            raise GatewayError(
+                404,
+                f"The model `{model.name}` is a {model.runner} model (its backends run vLLM's "
+                f"`--runner {model.runner}`), which does not serve `{self.path}`.",
+                "model",
+            )
 
     def confine(self, payload: dict[str, Any]) -> None:
         """Overwrite (in `payload`) what this API's own fields could do across teams."""

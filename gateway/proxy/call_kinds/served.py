@@ -6,12 +6,20 @@ from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.call_kinds.chat import ChatCompletions
 from gateway.proxy.call_kinds.completions import Completions
 from gateway.proxy.call_kinds.messages import CountTokens, Messages
+from gateway.proxy.call_kinds.pooling import pooling_kinds
 from gateway.proxy.call_kinds.responses import Responses
 
 
 def served_kinds() -> tuple[CallKind, ...]:
     """A fresh adapter of every kind the proxy serves."""
-    return (ChatCompletions(), Completions(), Responses(), Messages(), CountTokens())
+    return (
+        ChatCompletions(),
+        Completions(),
+        Responses(),
+        Messages(),
+        CountTokens(),
+        *pooling_kinds(),
+    )
 
 
 def no_logprobs_reason(endpoint: str | None) -> str | None:
