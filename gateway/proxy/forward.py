@@ -18,6 +18,7 @@ from gateway.upstream.errors import (
     UpstreamPoolTimeout,
 )
 from gateway.upstream.response import UpstreamResponse
+from gateway.upstream.streamed_body import StreamedBody, replayable
 
 RETRYABLE_STATUS = frozenset({500, 502, 503})
 
@@ -37,10 +38,14 @@ class Forwarder:
         self.backend: str | None = None
 
     async def forward(
-        self, model: ModelConfig, body: bytes, plan: MeasurementPlan, keep: bool
+        self, model: ModelConfig, body: bytes | StreamedBody, plan: MeasurementPlan, keep: bool
     ) -> None:
-        """Serve the call from the least busy healthy backend; `keep` keeps the reply."""
+        """Serve the call from the least busy healthy backend; `keep` keeps the reply.
+
+        A streamed body goes to another backend only while none of it was sent.
+        """
         if model.provider == "litellm":
+            assert isinstance(body, bytes), "a streamed body's kind refuses litellm models"
             from gateway.proxy.litellm_route import relay_through_litellm
 
             self.backend = f"litellm:{model.litellm_model}"
@@ -68,7 +73,7 @@ class Forwarder:
         self,
         backend: Backend,
         model: ModelConfig,
-        body: bytes,
+        body: bytes | StreamedBody,
         plan: MeasurementPlan,
         keep: bool,
     ) -> str | None:
@@ -77,7 +82,8 @@ class Forwarder:
         self.backend = backend.url
         label = relay.backend_label = self._label(backend, model)
         limits = self.state.config.limits
-        headers = {"Content-Type": "application/json", "X-Request-Id": relay.request_id}
+        content_type = body.content_type if isinstance(body, StreamedBody) else "application/json"
+        headers = {"Content-Type": content_type, "X-Request-Id": relay.request_id}
         if backend.api_key:
             headers["Authorization"] = f"Bearer {backend.api_key}"
         backend.in_flight += 1
@@ -87,8 +93,10 @@ class Forwarder:
             if isinstance(response, str):
                 return response
             try:
-                if response.status in RETRYABLE_STATUS and self.state.backends.pick(
-                    model.name, exclude=(backend,)
+                if (
+                    response.status in RETRYABLE_STATUS
+                    and replayable(body)
+                    and self.state.backends.pick(model.name, exclude=(backend,))
                 ):
                     # The backend said it did not serve the call: another one may.
                     with contextlib.suppress(UpstreamError, TimeoutError):
@@ -107,7 +115,7 @@ class Forwarder:
         self,
         backend: Backend,
         label: str,
-        body: bytes,
+        body: bytes | StreamedBody,
         headers: dict[str, str],
         limits: Limits,
     ) -> UpstreamResponse | str:

@@ -11,10 +11,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from gateway.config import Limits
 from gateway.errors import GatewayError
 from gateway.metering.metered import Metered
+from gateway.proxy.asgi_io import Receive
 from gateway.proxy.lax_values import RequestFields
 from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
+from gateway.proxy.request_upload import RequestUpload
 
 
 class ResponseMeter(ABC):
@@ -53,6 +56,14 @@ class CallKind(ABC):
     stream_end = "data: [DONE]"
     # Whether a stream asks upstream for a usage chunk (`stream_options`) the client may not.
     asks_stream_usage = True
+    # Whether vLLM requests of this kind carry the team's prefix-cache salt (`cache_salt`).
+    salts_cache = True
+
+    async def open_upload(
+        self, receive: Receive, headers: dict[bytes, bytes], limits: Limits
+    ) -> RequestUpload | None:
+        """An upload read as it arrives, or None: the body is one JSON object, read whole."""
+        return None
 
     @abstractmethod
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:

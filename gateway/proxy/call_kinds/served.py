@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.proxy.call_kinds.audio import Transcriptions, Translations
 from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.call_kinds.chat import ChatCompletions
 from gateway.proxy.call_kinds.completions import Completions
@@ -10,4 +11,4 @@ from gateway.proxy.call_kinds.responses import Responses
 
 def served_kinds() -> tuple[CallKind, ...]:
     """A fresh adapter of every kind the proxy serves."""
-    return (ChatCompletions(), Completions(), Responses())
+    return (ChatCompletions(), Completions(), Responses(), Transcriptions(), Translations())
