@@ -32,5 +32,6 @@ def gateway(simulator: SimulatorProcess, database: str) -> Iterator[GatewayProce
         limits={"max_body_bytes": MAX_BODY, "body_read_timeout_s": BODY_TIMEOUT_S},
     )
     config["models"][0]["price"]["audio_per_minute"] = AUDIO_PER_MINUTE
-    with GatewayProcess(config, database) as process:
+    process = GatewayProcess(config, database)
+    with process:
         yield process
