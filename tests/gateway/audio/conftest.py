@@ -32,6 +32,9 @@ def gateway(simulator: SimulatorProcess, database: str) -> Iterator[GatewayProce
         limits={"max_body_bytes": MAX_BODY, "body_read_timeout_s": BODY_TIMEOUT_S},
     )
     config["models"][0]["price"]["audio_per_minute"] = AUDIO_PER_MINUTE
-    process = GatewayProcess(config, database)
+    hosted = {"name": "hosted", "provider": "litellm", "litellm_model": "openai/tiny"}
+    config["models"].append({**hosted, "api_base": f"{simulator.base_url}/v1"})
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    process = GatewayProcess(config, database, env=env)
     with process:
         yield process

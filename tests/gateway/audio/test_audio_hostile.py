@@ -129,3 +129,21 @@ def test_a_body_that_never_ends_is_a_408(
         gateway.url, post_head(PATH, team_key, FORM_TYPE, None), chunked(opened, end=False)
     )
     _refused(reply, calls, 408, f"within {BODY_TIMEOUT_S:g} s")
+
+
+def test_a_litellm_model_is_refused_before_any_audio_is_sent(
+    gateway: GatewayProcess, team_key: str, calls: CallReader
+) -> None:
+    reply = _send(gateway, team_key, form(field("model", "hosted"), AUDIO))
+    _refused(reply, calls, 404, "audio needs a vLLM backend")
+
+
+def test_translations_refuse_a_bad_form_alike(
+    gateway: GatewayProcess, team_key: str, calls: CallReader
+) -> None:
+    body = form(MODEL)
+    path = "/v1/audio/translations"
+    reply = exchange(gateway.url, post_head(path, team_key, FORM_TYPE, len(body)), body)
+    assert reply.status == 400
+    assert "no `file` part" in str(reply.error()["message"])
+    assert calls.wait(reply.headers["x-plumbline-call-id"]).endpoint == path

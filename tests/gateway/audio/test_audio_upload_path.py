@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import httpx
 import orjson
 import pytest
 
+from gateway.recording.call_queries import CallFilter, page_of_calls
+from plumbline.models import Call
 from tests.gateway.audio.audio_files import CLOSE, FORM_TYPE, field, file_part, form, wav
+from tests.gateway.audio.raw_http import SOCKET_TIMEOUT_S, chunked, post_head
 from tests.gateway.audio.upload_backend import UploadBackend
 from tests.support.calls import CallReader
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config
 from tests.support.listener import Listener
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.xdist_group("gateway-e2e")
 PATH = "/v1/audio/transcriptions"
@@ -69,6 +74,7 @@ def test_the_audio_reaches_the_backend_before_the_client_has_sent_it_all(
     gateway: GatewayProcess, backend: UploadBackend, team_key: str
 ) -> None:
     head = file_part(b"")[:-2]  # the file part's head, without the data's end
+    backend.marker_seen.clear()
 
     def body() -> Iterator[bytes]:
         yield field("model", "tiny") + head + MARKER
@@ -158,3 +164,25 @@ def test_a_team_key_cannot_send_its_upload_as_another_team(
     headers = {**_headers(team_key), "X-Plumbline-Team": "team-b"}
     reply = httpx.post(f"{gateway.url}{PATH}", content=body, headers=headers)
     assert reply.status_code == 403
+
+
+def test_a_client_gone_mid_upload_is_recorded_and_no_whole_upload_reaches_the_backend(
+    gateway: GatewayProcess, backend: UploadBackend, team_key: str, calls: CallReader
+) -> None:
+    backend.marker_seen.clear()
+    before = len(backend.posts())
+    started = field("model", "tiny") + file_part(b"")[:-2] + MARKER
+    host, port = gateway.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=SOCKET_TIMEOUT_S) as sock:
+        sock.sendall(post_head(PATH, team_key, FORM_TYPE, None) + chunked(started, end=False))
+        assert backend.marker_seen.wait(NEVER_S), "the upload never reached the backend"
+
+    def cancelled() -> Call | None:
+        with calls.sessions() as session:
+            rows = page_of_calls(session, CallFilter(team_id=None, status="cancelled"), 10, None)
+        return next((row for row in rows if row.endpoint == PATH), None)
+
+    row = wait_for(cancelled, timeout=NEVER_S, what="the cut upload's call recorded")
+    assert (row.status_code, row.error_type) == (499, "ClientClosedRequest")
+    # The backend saw the upload end without its last chunk: it never read one whole.
+    assert len(backend.posts()) == before
