@@ -85,6 +85,9 @@ BAD_FORMS = [
     pytest.param(
         FORM_TYPE, form(field("model", "nope"), AUDIO), "does not exist", id="unknown-model"
     ),
+    pytest.param(
+        FORM_TYPE, form(MODEL, field("vllm_xargs", "{}"), AUDIO), "not accepted", id="vllm-xargs"
+    ),
 ]
 
 
