@@ -194,31 +194,26 @@ class ProxyCall:
         )
         self.kind.confine(payload)
         sampler = self.state.sampler
-        # A resample replays the request body, which an upload does not keep.
-        order = (
-            upload is None
-            and sampler.active
-            and sampler.pick(
-                self.arrival.feature,
-                self.attribution.source,
-                header_text(self.headers, b"x-plumbline-stakes", 16),
-                model,
-            )
+        order = sampler.active and sampler.pick(
+            self.arrival.feature,
+            self.attribution.source,
+            header_text(self.headers, b"x-plumbline-stakes", 16),
+            model,
         )
-        if order:
+        # A resample replays the request body, which an upload does not keep.
+        if order and upload is None:
             self.kept = Kept(self.kept.store_body, body, order)
         plan = plan_request(payload, self.kind, model.logprobs, fields)
         self.planned = Planned(self.kind, model, plan)
-        renamed = model.served_name != payload.get("model")
-        if renamed:
-            payload["model"] = model.served_name
         upstream_body: bytes | StreamedBody
-        if upload is not None:
-            upstream_body = upload.upstream(payload, model)
+        if model.served_name != payload.get("model"):
+            payload["model"] = model.served_name
+            upstream_body = self._encode(payload)
         else:
             # A vLLM request always changed: it carries the team's cache salt.
-            changed = renamed or plan.changed or salted
-            upstream_body = self._encode(payload) if changed else body
+            upstream_body = self._encode(payload) if plan.changed or salted else body
+        if upload is not None:
+            upstream_body = upload.upstream(payload, model)
         work = self.forwarder.forward(model, upstream_body, plan, self.kept.keeps_reply)
         await self._until_disconnect(work, upload.finished if upload is not None else None)
 
