@@ -53,10 +53,12 @@ class LogprobCapture(_Strict):
 
 
 class Price(_Strict):
-    """Price per million tokens, input and output billed separately."""
+    """Price per million tokens, input and output billed separately; audio per minute."""
 
     input_per_million: float = Field(default=0.0, ge=0)
     output_per_million: float = Field(default=0.0, ge=0)
+    # Speech-to-text calls: the audio taken in, added to the input cost.
+    audio_per_minute: float = Field(default=0.0, ge=0)
 
 
 class BackendConfig(_Strict):

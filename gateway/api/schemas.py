@@ -54,6 +54,8 @@ class CallSummary(BaseModel):
     engine_itl_ms: float | None
     input_cost: float | None
     output_cost: float | None
+    # Speech-to-text calls: seconds of audio taken in (priced per minute into input_cost).
+    audio_seconds: float | None = None
     flops_estimate: float | None
     decode_floor_ms: float | None
     logprob_mode: str | None

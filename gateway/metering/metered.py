@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ERROR_MESSAGE_LIMIT = 2000
@@ -43,3 +43,9 @@ class Metered:
     logprob_chunks: list[tuple[int, Any]] = field(default_factory=list)
     # An error the backend answered (a status of 400 or more, or an error event).
     failure: Failure | None = None
+    # Seconds of audio the call took in (speech-to-text calls).
+    audio_seconds: float | None = None
+
+    def with_audio_seconds(self, seconds: float) -> Metered:
+        """The same measurements, with the audio's duration."""
+        return replace(self, audio_seconds=seconds)

@@ -66,6 +66,9 @@ class CallRecord:
     logprob_chunks: list[tuple[int, Any]] = field(default_factory=list)
     price_in: float = 0.0
     price_out: float = 0.0
+    # Speech-to-text: the audio's duration and its price per minute.
+    audio_seconds: float | None = None
+    price_audio_minute: float = 0.0
     parameters: float | None = None
     weight_bytes: float | None = None
     memory_bandwidth: float | None = None

@@ -65,6 +65,8 @@ def assemble_record(
         logprob_chunks=metered.logprob_chunks,
         price_in=model.price.input_per_million if model is not None else 0.0,
         price_out=model.price.output_per_million if model is not None else 0.0,
+        audio_seconds=metered.audio_seconds,
+        price_audio_minute=model.price.audio_per_minute if model is not None else 0.0,
         parameters=model.parameters if model is not None else None,
         weight_bytes=model.weight_bytes if model is not None else None,
         memory_bandwidth=model.memory_bandwidth if model is not None else None,

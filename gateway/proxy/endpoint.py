@@ -36,8 +36,10 @@ from gateway.proxy.request_fields import (
     with_fields,
 )
 from gateway.proxy.request_plan import plan_request
+from gateway.proxy.request_upload import RequestUpload
 from gateway.proxy.tenant_fields import confine_tenant_fields
 from gateway.state import GatewayState
+from gateway.upstream.streamed_body import StreamedBody
 
 log = logging.getLogger(__name__)
 CLIENT_CLOSED = 499
@@ -97,6 +99,8 @@ class ProxyCall:
         self.forwarder = Forwarder(state, self.relay, kind.path)
         # The key whose token buckets pay for this call, once it is admitted.
         self.charged: KeyInfo | None = None
+        # The request's upload, for kinds whose body is streamed upstream as it arrives.
+        self.upload: RequestUpload | None = None
 
     def _fail(self, error: GatewayError) -> None:
         self.failure = Failure.of(error.status, error.error_type, error.message)
@@ -136,13 +140,16 @@ class ProxyCall:
     def _record(self, t_done: float) -> CallRecord:
         relay = self.relay
         delivery = Delivery(self.forwarder.backend, relay.response_body, relay.overhead_s)
+        metered = relay.metered()
+        if self.upload is not None:
+            metered = self.upload.completed(metered)
         return assemble_record(
             self.arrival,
             self.attribution,
             self.params,
             self.planned,
             self.kept,
-            relay.metered(),
+            metered,
             delivery,
             Outcome(t_done, self.failure, self.cancelled),
         )
@@ -161,18 +168,22 @@ class ProxyCall:
     async def _handle(self) -> None:
         key = await self._authenticate()
         limits = self.state.config.limits
-        body = await read_body(
-            self.receive, self.headers, limits.max_body_bytes, limits.body_read_timeout_s
-        )
+        upload = self.upload = await self.kind.open_upload(self.receive, self.headers, limits)
+        if upload is None:
+            body = await read_body(
+                self.receive, self.headers, limits.max_body_bytes, limits.body_read_timeout_s
+            )
+        else:
+            body = upload.stored()  # the form's fields: an upload's file is never kept
         if key.store_bodies:
             self.kept = Kept(store_body=True, request_body=body)
-        payload = self._parse(body)
+        payload = self._parse(body) if upload is None else upload.fields
         self.params = sampling_params(payload)
         fields = self.kind.read_fields(payload)
         self.params = with_fields(self.params, fields)
         model = self._model(payload)
         self.kind.admit(payload, fields, model, limits)
-        salted = model.provider == "vllm"
+        salted = model.provider == "vllm" and self.kind.salts_cache
         confine_tenant_fields(
             payload,
             fields,
@@ -194,20 +205,24 @@ class ProxyCall:
                 model,
             )
         )
-        if order:
+        # A resample replays the request body, which an upload does not keep.
+        if order and upload is None:
             self.kept = Kept(self.kept.store_body, body, order)
         plan = plan_request(payload, self.kind, model.logprobs, fields)
         self.planned = Planned(self.kind, model, plan)
         team = self.attribution.team_id
         placement = await self.kind.place(self.state, payload, model, plan, team)
+        upstream_body: bytes | StreamedBody
         if model.served_name != payload.get("model"):
             payload["model"] = model.served_name
             upstream_body = self._encode(payload)
         else:
             # A vLLM request always changed: it carries the team's cache salt.
             upstream_body = self._encode(payload) if plan.changed or salted else body
+        if upload is not None:
+            upstream_body = upload.upstream(payload, model)
         work = self.forwarder.forward(model, upstream_body, plan, self.kept.keeps_reply, placement)
-        await self._until_disconnect(work)
+        await self._until_disconnect(work, upload.finished if upload is not None else None)
 
     async def _authenticate(self) -> KeyInfo:
         token = self.kind.presented_key(self.headers)
@@ -296,14 +311,21 @@ class ProxyCall:
             )
         return model
 
-    async def _until_disconnect(self, work: Awaitable[None]) -> None:
-        """Run `work`, cancelling it (and so the upstream request) if the client hangs up."""
+    async def _until_disconnect(
+        self, work: Awaitable[None], body_read: asyncio.Event | None = None
+    ) -> None:
+        """Run `work`, cancelling it (and so the upstream request) if the client hangs up.
+
+        With `body_read`, the body is still being read by `work`: watch only once it was.
+        """
         task = asyncio.current_task()
         assert task is not None
         client_gone = False
 
         async def watch() -> None:
             nonlocal client_gone
+            if body_read is not None:
+                await body_read.wait()
             while True:
                 message = await self.receive()
                 if message["type"] == "http.disconnect":

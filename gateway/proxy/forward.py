@@ -19,6 +19,7 @@ from gateway.upstream.errors import (
     UpstreamPoolTimeout,
 )
 from gateway.upstream.response import UpstreamResponse
+from gateway.upstream.streamed_body import StreamedBody, replayable
 
 RETRYABLE_STATUS = frozenset({500, 502, 503})
 
@@ -41,14 +42,15 @@ class Forwarder:
     async def forward(
         self,
         model: ModelConfig,
-        body: bytes,
+        body: bytes | StreamedBody,
         plan: MeasurementPlan,
         keep: bool,
         placement: Placement = ANYWHERE,
     ) -> None:
         """Serve the call from the least busy healthy backend (or the pinned one); `keep` keeps
-        the reply."""
+        the reply. A streamed body goes to another backend only while none of it was sent."""
         if model.provider == "litellm":
+            assert isinstance(body, bytes), "a streamed body's kind refuses litellm models"
             from gateway.proxy.litellm_route import relay_through_litellm
 
             self.backend = f"litellm:{model.litellm_model}"
@@ -78,7 +80,7 @@ class Forwarder:
     async def _forward_pinned(
         self,
         model: ModelConfig,
-        body: bytes,
+        body: bytes | StreamedBody,
         plan: MeasurementPlan,
         keep: bool,
         placement: Placement,
@@ -99,7 +101,7 @@ class Forwarder:
         self,
         backend: Backend,
         model: ModelConfig,
-        body: bytes,
+        body: bytes | StreamedBody,
         plan: MeasurementPlan,
         keep: bool,
         placement: Placement,
@@ -111,7 +113,8 @@ class Forwarder:
         limits = self.state.config.limits
         headers = {"X-Request-Id": relay.request_id}
         if self.method == "POST":
-            headers["Content-Type"] = "application/json"
+            content = body.content_type if isinstance(body, StreamedBody) else "application/json"
+            headers = {"Content-Type": content, **headers}
         if backend.api_key:
             headers["Authorization"] = f"Bearer {backend.api_key}"
         backend.in_flight += 1
@@ -124,6 +127,7 @@ class Forwarder:
                 if (
                     response.status in RETRYABLE_STATUS
                     and placement.pinned is None
+                    and replayable(body)
                     and self.state.backends.pick(model.name, exclude=(backend,))
                 ):
                     # The backend said it did not serve the call: another one may.
@@ -145,7 +149,7 @@ class Forwarder:
         self,
         backend: Backend,
         label: str,
-        body: bytes,
+        body: bytes | StreamedBody,
         headers: dict[str, str],
         limits: Limits,
     ) -> UpstreamResponse | str:

@@ -84,6 +84,10 @@ def call_row(
         weight_bytes=record.weight_bytes,
         memory_bandwidth=record.memory_bandwidth,
     )
+    input_cost = cost.input_cost
+    if record.audio_seconds is not None:
+        audio_cost = record.audio_seconds / 60 * record.price_audio_minute
+        input_cost = audio_cost + (input_cost or 0.0)
     row: dict[str, Any] = {
         "id": record.id,
         "created_at": record.created_at,
@@ -122,7 +126,8 @@ def call_row(
         "e2e_ms": timings.e2e_ms,
         "overhead_ms": record.overhead_s * 1000,
         **_engine_times(record.engine_metrics),
-        "input_cost": cost.input_cost,
+        "input_cost": input_cost,
+        "audio_seconds": record.audio_seconds,
         "output_cost": cost.output_cost,
         "flops_estimate": cost.flops_estimate,
         "decode_floor_ms": cost.decode_floor_ms,

@@ -17,6 +17,7 @@ from gateway.upstream.errors import (
     UpstreamTimeout,
 )
 from gateway.upstream.headers import Headers
+from gateway.upstream.streamed_body import StreamedBody
 
 # Past this much unread streamed body the socket stops being read, so a slow client holds back
 # the backend instead of growing the gateway's memory.
@@ -40,6 +41,9 @@ class UpstreamConnection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self.closed = False
         self.busy = False
+        # Set while the transport's write buffer is over its high-water mark.
+        self._write_paused = False
+        self._drained: asyncio.Future[None] | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -55,6 +59,8 @@ class UpstreamConnection(asyncio.Protocol):
         self._keep_alive = False
         self._until_eof = False
         self._extra = False
+        # A streamed request body the backend answered before it was all sent.
+        self._body_cut = False
         self._error: UpstreamError | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
@@ -80,6 +86,7 @@ class UpstreamConnection(asyncio.Protocol):
             and self._complete
             and self._keep_alive
             and not self._extra
+            and not self._body_cut
             and self._error is None
             and not self._chunks
         )
@@ -105,8 +112,10 @@ class UpstreamConnection(asyncio.Protocol):
             self._idle_timer.cancel()
             self._idle_timer = None
 
-    async def request(self, data: bytes, read_timeout: float | None) -> None:
-        """Send a whole request and wait for the response head (status and headers)."""
+    async def request(
+        self, data: bytes, read_timeout: float | None, body: StreamedBody | None = None
+    ) -> None:
+        """Send a request (`data`, then `body` chunked) and wait for the response head."""
         assert self._transport is not None
         self._cancel_timer()
         self._cancel_idle_timer()
@@ -118,6 +127,8 @@ class UpstreamConnection(asyncio.Protocol):
             )
         self.busy = True
         self._transport.write(data)
+        if body is not None:
+            await self._send_chunked(body)
         if read_timeout is not None:
             self._read_timeout = read_timeout
             self._last_data = self._loop.time()
@@ -127,6 +138,43 @@ class UpstreamConnection(asyncio.Protocol):
                 self.abort()
                 raise self._error
             await self._wait()
+
+    async def _send_chunked(self, body: StreamedBody) -> None:
+        """Write `body` as it is produced, at the pace the backend reads it."""
+        transport = self._transport
+        assert transport is not None
+        async for chunk in body.chunks():
+            if self.headers is not None or self._error is not None or self.closed:
+                # Answered (or gone) before the whole body was sent: the rest has nowhere to go.
+                self._body_cut = True
+                break
+            if chunk:
+                transport.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+            if self._write_paused:
+                await self._until_drained()
+        else:
+            transport.write(b"0\r\n\r\n")
+
+    async def _until_drained(self) -> None:
+        self._drained = drained = self._loop.create_future()
+        try:
+            await drained
+        except BaseException:
+            self.abort()
+            raise
+        finally:
+            self._drained = None
+
+    def pause_writing(self) -> None:
+        """The backend reads the upload slower than it comes: stop taking more of it."""
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        """The write buffer drained: the upload may go on."""
+        self._write_paused = False
+        drained = self._drained
+        if drained is not None and not drained.done():
+            drained.set_result(None)
 
     async def next_chunk(self) -> bytes:
         """The body bytes that arrived since the last call; b"" once the body is complete."""
@@ -270,6 +318,7 @@ class UpstreamConnection(asyncio.Protocol):
         """Settle the response in flight, or leave the idle pool."""
         self.closed = True
         self._cancel_timer()
+        self.resume_writing()
         if not self.busy:
             self._on_idle_lost(self)
             return

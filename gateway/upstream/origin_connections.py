@@ -15,6 +15,7 @@ from gateway.upstream.errors import (
 )
 from gateway.upstream.origin import Origin, parse_origin
 from gateway.upstream.response import UpstreamResponse
+from gateway.upstream.streamed_body import StreamedBody
 
 
 class OriginConnections:
@@ -39,7 +40,7 @@ class OriginConnections:
     async def post(
         self,
         path: str,
-        body: bytes,
+        body: bytes | StreamedBody,
         headers: Mapping[str, str],
         connect_timeout: float | None,
         read_timeout: float | None,
@@ -51,36 +52,44 @@ class OriginConnections:
         self,
         method: str,
         path: str,
-        body: bytes,
+        body: bytes | StreamedBody,
         headers: Mapping[str, str],
         connect_timeout: float | None,
         read_timeout: float | None,
     ) -> UpstreamResponse:
-        """Send `method` (POST, or a bodiless GET) to `path`; return once the head is in."""
-        request = self._encode(method, path, body, headers)
+        """Send `method` (POST, or a bodiless GET) to `path`; return once the head is in.
+
+        A StreamedBody goes chunked, as it is produced; the read timeout starts once it is sent.
+        """
+        streamed = body if isinstance(body, StreamedBody) else None
+        request = self._encode(method, path, body if isinstance(body, bytes) else None, headers)
         await self._take_slot()
         try:
-            return await self._post(request, connect_timeout, read_timeout)
+            return await self._post(request, streamed, connect_timeout, read_timeout)
         except BaseException:
             self._slots.release()
             raise
 
     async def _post(
-        self, request: bytes, connect_timeout: float | None, read_timeout: float | None
+        self,
+        request: bytes,
+        body: StreamedBody | None,
+        connect_timeout: float | None,
+        read_timeout: float | None,
     ) -> UpstreamResponse:
         connection = self._take_idle()
         if connection is not None:
             try:
-                return await self._send(connection, request, read_timeout)
+                return await self._send(connection, request, body, read_timeout)
             except UpstreamDisconnected:
-                if connection.received:
+                if connection.received or (body is not None and body.started):
                     raise
                 # The backend closed this idle connection as it was reused (vLLM's uvicorn drops
                 # keep-alive connections after 5 s idle): that says nothing about the backend.
                 # The only re-send after a write: same backend, a reused connection, not a
                 # byte of answer; idle expiry below the backend's keep-alive makes it rare.
         connection = await self._connect(connect_timeout)
-        return await self._send(connection, request, read_timeout)
+        return await self._send(connection, request, body, read_timeout)
 
     async def _take_slot(self) -> None:
         slots = self._slots
@@ -103,21 +112,27 @@ class OriginConnections:
         for connection in idle:
             connection.abort()
 
-    def _encode(self, method: str, path: str, body: bytes, headers: Mapping[str, str]) -> bytes:
+    def _encode(
+        self, method: str, path: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> bytes:
+        """The request's head and, unless it is streamed (None), its body."""
         if method not in ("GET", "POST"):
             raise ValueError(f"method {method!r} is not one the proxy sends")
-        if method == "GET" and body:
+        if method == "GET" and body != b"":
             raise ValueError("a GET carries no body")
         origin = self.origin
         head = [f"{method} {origin.prefix}{path} HTTP/1.1\r\nHost: {origin.host_header}\r\n"]
         if method == "POST":
-            head.append(f"Content-Length: {len(body)}\r\n")
+            framing = (
+                "Transfer-Encoding: chunked" if body is None else f"Content-Length: {len(body)}"
+            )
+            head.append(f"{framing}\r\n")
         for name, value in headers.items():
             if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
                 raise ValueError(f"header {name!r} contains a line break")
             head.append(f"{name}: {value}\r\n")
         head.append("\r\n")
-        return "".join(head).encode("latin-1") + body
+        return "".join(head).encode("latin-1") + (body or b"")
 
     def _take_idle(self) -> UpstreamConnection | None:
         idle = self._idle
@@ -129,10 +144,14 @@ class OriginConnections:
         return None
 
     async def _send(
-        self, connection: UpstreamConnection, request: bytes, read_timeout: float | None
+        self,
+        connection: UpstreamConnection,
+        request: bytes,
+        body: StreamedBody | None,
+        read_timeout: float | None,
     ) -> UpstreamResponse:
         try:
-            await connection.request(request, read_timeout)
+            await connection.request(request, read_timeout, body)
         except BaseException:
             connection.abort()
             raise

@@ -80,6 +80,8 @@ class Call(Base):
     engine_decode_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
     engine_itl_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
     input_cost: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Speech-to-text calls: seconds of audio taken in (priced per minute into input_cost).
+    audio_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
     output_cost: Mapped[float | None] = mapped_column(Float, nullable=True)
     flops_estimate: Mapped[float | None] = mapped_column(Float, nullable=True)
     decode_floor_ms: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -63,6 +63,11 @@ OUTSIDE_SCHEMA = {
             "/detokenize",
         )
     },
+    "/v1/audio/transcriptions": (
+        "proxy: tests/gateway/audio/test_audio_upload_path.py (acting as another team, URL "
+        "files, header tricks) and test_audio_hostile.py (multipart abuse)"
+    ),
+    "/v1/audio/translations": "proxy: the same kind as /v1/audio/transcriptions, another path",
     "/dashboard": "static page, no data (its JSON is /api/dashboard/*)",
     "/dashboard/": "redirect",
     "/dashboard/static/{build}/{name}": "static files",

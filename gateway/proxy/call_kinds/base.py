@@ -15,10 +15,11 @@ from gateway.auth.keys import bearer_token
 from gateway.config import Limits, ModelConfig
 from gateway.errors import GatewayError
 from gateway.metering.metered import Metered
-from gateway.proxy.asgi_io import header_text
+from gateway.proxy.asgi_io import Receive, header_text
 from gateway.proxy.lax_values import RequestFields
 from gateway.proxy.placement import ANYWHERE, Placement
 from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
+from gateway.proxy.request_upload import RequestUpload
 
 if TYPE_CHECKING:
     from gateway.state import GatewayState
@@ -73,6 +74,15 @@ class CallKind(ABC):
     runner: str | None = "generate"
     # Whether its calls may be picked for live resampling (which keeps request and answer).
     live_sampled = True
+
+    # Whether vLLM requests of this kind carry the team's prefix-cache salt (`cache_salt`).
+    salts_cache = True
+
+    async def open_upload(
+        self, receive: Receive, headers: dict[bytes, bytes], limits: Limits
+    ) -> RequestUpload | None:
+        """An upload read as it arrives, or None: the body is one JSON object, read whole."""
+        return None
 
     @abstractmethod
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:

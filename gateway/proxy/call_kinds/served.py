@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.proxy.call_kinds.audio import Transcriptions, Translations
 from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.call_kinds.chat import ChatCompletions
 from gateway.proxy.call_kinds.completions import Completions
@@ -19,6 +20,8 @@ def served_kinds() -> tuple[CallKind, ...]:
         Messages(),
         CountTokens(),
         *pooling_kinds(),
+        Transcriptions(),
+        Translations(),
     )
 
 
