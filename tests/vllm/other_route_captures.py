@@ -102,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.kind != "dev":
             return 0
         for order, case in enumerate(CASES, start=10_000):
-            record = {"server": server, "order": order, **record_of(send(client, case, case.path), case, case.path)}
+            record = {
+                "server": server,
+                "order": order,
+                **record_of(send(client, case, case.path), case, case.path),
+            }
             out = OUT / "dev" / f"{case.name}.json"
             out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
             sys.stdout.write(f"{out.relative_to(ROOT)}: {record['status']}\n")
