@@ -37,7 +37,8 @@ def database() -> Iterator[str]:
 def gateway(backends: tuple[Listener, Listener], database: str) -> Iterator[GatewayProcess]:
     config = gateway_config(backends[0].url)
     config["models"][0]["backends"].append({"url": backends[1].url, "api_key": "backend-secret"})
-    with GatewayProcess(config, database) as process:
+    process = GatewayProcess(config, database)
+    with process:
         yield process
 
 

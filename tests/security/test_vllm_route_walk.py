@@ -78,7 +78,8 @@ def database() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def gateway(listener: Listener, database: str) -> Iterator[GatewayProcess]:
-    with GatewayProcess(gateway_config(listener.url), database) as process:
+    process = GatewayProcess(gateway_config(listener.url), database)
+    with process:
         yield process
 
 
