@@ -244,7 +244,7 @@ def test_a_lora_model_is_served_under_the_gateways_name(
                 model="tiny-lora", messages=[{"role": "user", "content": "Hi"}], max_tokens=3
             )
     answer = raw.parse()
-    assert answer.model == "tiny-lora"
+    assert answer.model == "tiny-lora" and answer.usage is not None
     row = calls.wait(raw.headers["x-plumbline-call-id"])
     assert (
         row.model == "legal-assistant" and row.completion_tokens == answer.usage.completion_tokens
