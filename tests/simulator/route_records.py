@@ -107,7 +107,7 @@ def response_id_of(record: dict[str, Any]) -> str | None:
     """The id a record's answer gave: its body's, or a Responses stream's first event's."""
     body = record.get("body")
     if isinstance(body, dict) and isinstance(body.get("id"), str):
-        return body["id"]
+        return str(body["id"])
     events = record.get("events") or []
     first = events[0]["data"] if events else None
     if isinstance(first, dict) and isinstance(first.get("response"), dict):
