@@ -56,6 +56,9 @@ def test_each_decision_is_served_as_it_says() -> None:
             assert type(proxied[path].kind).__name__ == decision.detail
         if decision.decision == OPERATOR:
             assert OPERATIONS[decision.detail].path == path
+        if decision.decision in (REFUSED, OPERATOR):
+            # A call kind added for a refused path would be served while the table says not.
+            assert path not in proxied, f"{path} is refused in the table but proxied"
 
 
 def test_docs_name_every_vllm_route() -> None:
