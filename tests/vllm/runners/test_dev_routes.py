@@ -28,9 +28,10 @@ GENERATE = {
     "token_ids": [1, 20, 21, 22, 23],
     "sampling_params": {"max_tokens": 4, "temperature": 0},
 }
+CHAT = {"model": "tiny", "max_tokens": 3, "temperature": 0}
 SAME_ANSWER = [
     ("/inference/v1/generate", GENERATE),
-    ("/v1/chat/completions/batch", {"model": "tiny", "messages": [HI, HI], "max_tokens": 3}),
+    ("/v1/chat/completions/batch", {**CHAT, "messages": [HI, HI]}),
     ("/v1/chat/completions/render", {"model": "tiny", "messages": HI}),
     ("/v1/completions/render", {"model": "tiny", "prompt": "Hello there"}),
     ("/v1/messages/render", {"model": "tiny", "max_tokens": 4, "messages": HI}),
