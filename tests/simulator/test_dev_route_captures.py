@@ -29,7 +29,7 @@ LIKE_DEV_VLLM: dict[str, Any] = {
     "enable_request_id_headers": False,
     "dev_mode": True,
     "enable_scale_out": True,
-    "lora_adapters": {"tiny-lora": "/root/.cache/plumbline/tiny-lora/seed0"},
+    "lora_adapters": {"tiny-lora": "/models/tiny-lora"},
     "timing": {"prefill_ms_per_token": 0.01, "decode_ms_per_token": 0.5},
 }
 REPLAYED = [r for r in RECORDS if r["name"] not in NOT_SIMULATED]
