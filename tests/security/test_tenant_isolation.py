@@ -91,6 +91,8 @@ def _ids(team: Team) -> dict[str, Any]:
         "paraphrase_ids": team.paraphrase_ids,
         "prefix": "0123456789",  # admin routes: A is refused before any lookup
         "team": team.name,
+        "model": "tiny",
+        "operation": "reset_prefix_cache",
     }
 
 
@@ -106,6 +108,8 @@ def _missing(like: Team) -> dict[str, Any]:
         "paraphrase_ids": [MISSING_ID - i for i in range(len(like.paraphrase_ids))],
         "prefix": "0123456789",
         "team": "no-such-team",
+        "model": "tiny",
+        "operation": "reset_prefix_cache",
     }
 
 
