@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 from gateway.api import (
+    admin_backends,
     admin_data,
     admin_keys,
     admin_teams,
@@ -26,6 +27,7 @@ from gateway.api import (
 )
 from gateway.api.response_headers import ApiResponseHeaders
 from gateway.api.service_routes import router as service_router
+from gateway.api.vllm_refusals import vllm_refusals_router
 from gateway.asgi_entry import GatewayASGI
 from gateway.config import GatewayConfig
 from gateway.dashboard import dashboard_router
@@ -121,6 +123,8 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(admin_keys.router)
     app.include_router(admin_teams.router)
     app.include_router(admin_data.router)
+    app.include_router(admin_backends.router)
+    app.include_router(vllm_refusals_router())
     app.include_router(dashboard_router())
     _install_error_handlers(app)
     app.add_middleware(ApiResponseHeaders)

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from simulator.admin import build_admin_router
 from simulator.audio_routes import build_audio_router
+from simulator.batch_chat_route import build_batch_chat_router
 from simulator.chat_route import build_chat_router, create_chat_completion
 from simulator.completion_route import build_completion_router, create_completion
 from simulator.config import SimulatorConfig
@@ -16,10 +17,12 @@ from simulator.generation_shortcut import GenerationShortcut
 from simulator.headers_middleware import ResponseHeadersMiddleware
 from simulator.info_routes import build_info_router
 from simulator.messages_route import build_messages_router
+from simulator.operator_routes import build_operator_router
 from simulator.pooling_routes import build_pooling_router
 from simulator.responses_route import build_responses_router
 from simulator.state import SimulatorState
 from simulator.tokenize_routes import build_tokenize_router
+from simulator.tokens_routes import build_tokens_router
 
 
 def create_app(config: SimulatorConfig | None = None) -> FastAPI:
@@ -40,9 +43,12 @@ def create_app(config: SimulatorConfig | None = None) -> FastAPI:
     routers = [build_info_router(), build_tokenize_router(), build_admin_router()]
     if state.config.runner == "generate":
         routers += [build_chat_router(), build_completion_router()]
-        routers += [build_responses_router(), build_messages_router()]
+        routers += [build_responses_router(), build_messages_router(), build_tokens_router()]
+        routers.append(build_batch_chat_router())
     else:
         routers.append(build_pooling_router(state.config.convert))
+    if state.config.dev_mode:
+        routers.append(build_operator_router())
     if state.config.transcription:
         routers.append(build_audio_router())
     for router in routers:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from simulator.choices import PromptInfo
+from simulator.choices import PromptInfo, ResponseJob
 from simulator.completion_response import CompletionFormatter
 from simulator.errors import ApiError, engine_dead_error
 from simulator.logprobs_format import prompt_logprobs_body, prompt_token_logprobs
@@ -15,7 +16,8 @@ from simulator.protocol import CompletionRequest
 from simulator.request_pipeline import build_job, response_id, response_options, sampling_settings
 from simulator.request_prechecks import precheck_completion
 from simulator.state import SimulatorState
-from simulator.streaming import GenerationResponse
+from simulator.streaming import Formatter, GenerationResponse
+from simulator.tokenizer import Tokenizer
 from simulator.validation import (
     check_logprob_counts,
     check_sampling,
@@ -31,7 +33,7 @@ async def create_completion(request: Request) -> Response:
     state.stats.received += 1
     try:
         body = parse_body(await request.body(), CompletionRequest, precheck_completion)
-        return _prepare(state, request, body, received)
+        return prepare_completion(state, request, body, received)
     except ApiError as error:
         state.stats.rejected += 1
         return error.response()
@@ -64,8 +66,13 @@ def _prompts(state: SimulatorState, body: CompletionRequest) -> list[PromptInfo]
     return prompts
 
 
-def _prepare(
-    state: SimulatorState, request: Request, body: CompletionRequest, received: float
+def prepare_completion(
+    state: SimulatorState,
+    request: Request,
+    body: CompletionRequest,
+    received: float,
+    formatter: Callable[[ResponseJob, Tokenizer], Formatter] = CompletionFormatter,
+    id_prefix: str = "cmpl",
 ) -> Response:
     config = state.config
     state.check_model(body.model)
@@ -88,7 +95,7 @@ def _prepare(
         body.logprobs, prompt_top, config.max_logprobs, state.tokenizer.vocab_size
     )
     settings = sampling_settings(body, max_tokens, logprobs)
-    rid = response_id("cmpl", request.headers, body)
+    rid = response_id(id_prefix, request.headers, body)
     options = response_options(state, body, rid, logprobs, received)
     options.echo = bool(body.echo)
     options.prompt_logprobs = prompt_top
@@ -101,9 +108,7 @@ def _prepare(
                 state.tokenizer, model, prompt.token_ids, prompt_top
             )
     job = build_job(state, prompts, settings, body.n or 1, options, body.cache_salt)
-    return GenerationResponse(
-        job, CompletionFormatter(job, state.tokenizer), state.engine, state.stats, plan
-    )
+    return GenerationResponse(job, formatter(job, state.tokenizer), state.engine, state.stats, plan)
 
 
 def build_completion_router() -> APIRouter:

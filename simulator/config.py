@@ -149,6 +149,12 @@ class SimulatorConfig(_Section):
     # The served model transcribes speech (a Whisper-like model): /v1/audio/* exist. Off, they
     # are vLLM's 404, as for the tiny Llama; no CPU build here has a speech model to compare.
     transcription: bool = False
+    # LoRA adapters served beside the model (`--lora-modules NAME=PATH`): name -> path.
+    lora_adapters: dict[str, str] = Field(default_factory=dict)
+    # VLLM_SERVER_DEV_MODE (+ VLLM_ALLOW_RUNTIME_LORA_UPDATING): the operator routes exist.
+    dev_mode: bool = False
+    # `--enable-scale-out`: /inference/v1/generate and the render routes answer (else a 403).
+    enable_scale_out: bool = False
     # Length of the pooling runner's vectors (the tiny Llama's hidden size).
     embedding_size: int = Field(default=128, ge=1)
     scripted_path_probability: float = Field(default=0.97, gt=0, lt=1)

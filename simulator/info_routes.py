@@ -24,16 +24,29 @@ def _state(request: Request) -> SimulatorState:
 
 async def list_models(request: Request) -> Response:
     """GET /v1/models, with `max_model_len` as vLLM reports it."""
-    config = _state(request).config
+    state = _state(request)
+    config = state.config
     created = int(time.time())
-    card = {
-        "id": config.model_name,
+    cards = [_card(config.model_name, config.model_root, None, config.max_model_len, created)]
+    cards += [
+        _card(name, root, config.model_name, None, created)
+        for name, root in state.lora_adapters.items()
+    ]
+    return _json({"object": "list", "data": cards})
+
+
+def _card(
+    name: str, root: str, parent: str | None, max_model_len: int | None, created: int
+) -> dict[str, object]:
+    # A LoRA adapter is listed with its base model as parent and no max_model_len.
+    return {
+        "id": name,
         "object": "model",
         "created": created,
         "owned_by": "vllm",
-        "root": config.model_root,
-        "parent": None,
-        "max_model_len": config.max_model_len,
+        "root": root,
+        "parent": parent,
+        "max_model_len": max_model_len,
         "permission": [
             {
                 "id": f"modelperm-{secrets.token_hex(8)}",
@@ -51,7 +64,6 @@ async def list_models(request: Request) -> Response:
             }
         ],
     }
-    return _json({"object": "list", "data": [card]})
 
 
 async def health(request: Request) -> Response:

@@ -65,7 +65,7 @@ def response_options(
     return ResponseOptions(
         response_id=rid,
         created=int(time.time()),
-        model=config.model_name,
+        model=state.check_model(getattr(request, "model", None)),
         fingerprint=config.system_fingerprint,
         stream=stream,
         include_usage=include_usage,

@@ -40,6 +40,10 @@ class SimulatorState:
         self.responses = ResponseStore()
         self.embedder = PseudoEmbedder(config.embedding_size)
         self.faults = config.faults
+        # What the operator routes change at run time.
+        self.lora_adapters = dict(config.lora_adapters)
+        self.sleeping = False
+        self.paused = False
         self._fault_rng = random.Random(config.faults.seed)
 
     def _build_metrics(self, engine: Engine) -> EngineMetrics:
@@ -81,6 +85,8 @@ class SimulatorState:
     def check_model(self, model: str | None) -> str:
         """The served name; a different model name is vLLM's 404."""
         name = self.config.model_name
+        if model is not None and model in self.lora_adapters:
+            return model
         if model is not None and model != name:
             raise ApiError(
                 f"The model `{model}` does not exist. Valid aliases: {name}.",

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.api import vllm_route_table
 from gateway.app import create_app
 from gateway.config import GatewayConfig
 from plumbline.settings import Settings
@@ -73,6 +74,17 @@ OUTSIDE_SCHEMA = {
     "/dashboard/static/{build}/{name}": "static files",
     "/dashboard/{rest}": "static 404",
 }
+# vLLM's refused and operator paths answer a 404 whatever the key and are never forwarded
+# (test_vllm_route_walk.py); its generate, batch chat and render routes are a team's own calls
+# like chat's, read nothing stored (tests/gateway/test_other_routes.py).
+OUTSIDE_SCHEMA.update(
+    {
+        path: f"vLLM route, {decision.decision}: docs/routes.md"
+        for path, decision in vllm_route_table.VLLM_ROUTES.items()
+        if decision.decision in (vllm_route_table.REFUSED, vllm_route_table.OPERATOR)
+        or decision.detail in ("BatchChatCompletions", "TokensGenerate", "Render")
+    }
+)
 BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/api/evals/paraphrases/approve"): lambda ids: {"ids": ids["paraphrase_ids"]},
     ("POST", "/api/evals/paraphrases/reject"): lambda ids: {"ids": ids["paraphrase_ids"]},
@@ -104,6 +116,8 @@ def _ids(team: Team) -> dict[str, Any]:
         "paraphrase_ids": team.paraphrase_ids,
         "prefix": "0123456789",  # admin routes: A is refused before any lookup
         "team": team.name,
+        "model": "tiny",
+        "operation": "reset_prefix_cache",
     }
 
 
@@ -119,6 +133,8 @@ def _missing(like: Team) -> dict[str, Any]:
         "paraphrase_ids": [MISSING_ID - i for i in range(len(like.paraphrase_ids))],
         "prefix": "0123456789",
         "team": "no-such-team",
+        "model": "tiny",
+        "operation": "reset_prefix_cache",
     }
 
 

@@ -107,7 +107,7 @@ def response_id_of(record: dict[str, Any]) -> str | None:
     """The id a record's answer gave: its body's, or a Responses stream's first event's."""
     body = record.get("body")
     if isinstance(body, dict) and isinstance(body.get("id"), str):
-        return body["id"]
+        return str(body["id"])
     events = record.get("events") or []
     first = events[0]["data"] if events else None
     if isinstance(first, dict) and isinstance(first.get("response"), dict):
@@ -126,8 +126,18 @@ def as_record(name: str, resp: httpx.Response) -> dict[str, Any]:
     if resp.headers.get("content-type", "").startswith("text/event-stream"):
         record["events"] = parse_events(resp.text)
     else:
-        record["body"] = resp.json() if resp.content else None
+        record["body"] = _json_or_text(resp)
     return record
+
+
+def _json_or_text(resp: httpx.Response) -> Any:
+    # vLLM's LoRA routes answer plain text.
+    if not resp.content:
+        return None
+    try:
+        return resp.json()
+    except ValueError:
+        return resp.text
 
 
 def finished(http: httpx.Client, response_id: str) -> bool:
@@ -152,11 +162,23 @@ def parse_events(text: str) -> list[dict[str, Any]]:
     return events
 
 
+def event_name(event: dict[str, Any]) -> str:
+    """An event's name, its data's `type`, or for data-only chunks: `[DONE]`, usage or delta."""
+    data = event["data"]
+    if event["event"]:
+        return str(event["event"])
+    if not isinstance(data, dict):
+        return str(data)
+    if "type" in data:
+        return str(data["type"])
+    return "usage" if data.get("choices") == [] else "choices.delta"
+
+
 def event_sequence(events: list[dict[str, Any]]) -> list[str]:
     """Event names with runs of deltas folded (how many deltas depends on engine steps)."""
     names: list[str] = []
     for event in events:
-        name = str(event["event"] or event["data"].get("type"))
+        name = event_name(event)
         if not (names and names[-1] == name and name.endswith("delta")):
             names.append(name)
     return names
@@ -186,7 +208,7 @@ def differences(record: dict[str, Any], resp: httpx.Response, ids: dict[str, str
         found.append(f"content-type {resp.headers.get('content-type')}")
     if "events" in record:
         return found + _stream_differences(parse_events(resp.text), record["events"])
-    body = resp.json() if resp.content else None
+    body = _json_or_text(resp)
     if record["status"] >= 400:
         expected = _map_ids(record["body"], ids)
         if record["name"] in UNION_SCHEMA_ERRORS:
@@ -209,10 +231,10 @@ def _stream_differences(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]
     found = []
     first_real: dict[str, Any] = {}
     for event in theirs:
-        first_real.setdefault(str(event["event"]), event["data"])
+        first_real.setdefault(event_name(event), event["data"])
     seen = set()
     for event in ours:
-        name = str(event["event"])
+        name = event_name(event)
         if name not in seen:
             seen.add(name)
             found += _both_ways(event["data"], first_real[name], name)

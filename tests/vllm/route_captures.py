@@ -73,8 +73,18 @@ def record_of(resp: httpx.Response, case: RouteCase, path: str) -> dict[str, Any
     if resp.headers.get("content-type", "").startswith("text/event-stream"):
         record["events"] = parse_events(resp.text)
     else:
-        record["body"] = resp.json() if resp.content else None
+        record["body"] = json_or_text(resp)
     return record
+
+
+def json_or_text(resp: httpx.Response) -> Any:
+    """The parsed JSON body; the text where there is none (vLLM's LoRA routes answer plain text)."""
+    if not resp.content:
+        return None
+    try:
+        return resp.json()
+    except ValueError:
+        return resp.text
 
 
 def send(client: httpx.Client, case: RouteCase, path: str) -> httpx.Response:

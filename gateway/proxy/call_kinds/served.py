@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from gateway.proxy.call_kinds.audio import Transcriptions, Translations
 from gateway.proxy.call_kinds.base import CallKind
+from gateway.proxy.call_kinds.batch_chat import BatchChatCompletions
 from gateway.proxy.call_kinds.chat import ChatCompletions
 from gateway.proxy.call_kinds.completions import Completions
 from gateway.proxy.call_kinds.messages import CountTokens, Messages
 from gateway.proxy.call_kinds.pooling import pooling_kinds
+from gateway.proxy.call_kinds.render import RENDER_PATHS, Render
 from gateway.proxy.call_kinds.responses import Responses
+from gateway.proxy.call_kinds.tokens_generate import TokensGenerate
 
 
 def served_kinds() -> tuple[CallKind, ...]:
@@ -22,6 +25,9 @@ def served_kinds() -> tuple[CallKind, ...]:
         *pooling_kinds(),
         Transcriptions(),
         Translations(),
+        BatchChatCompletions(),
+        TokensGenerate(),
+        *(Render(path) for path in RENDER_PATHS),
     )
 
 
