@@ -119,12 +119,13 @@ def measure(args: argparse.Namespace) -> OverheadRun:
 
 KIND_NOTES = [
     "Sides: two simulators on loopback (generate for Responses, `runner: pooling` for "
-    "embeddings), nginx in front of each (one worker, upstream keep-alive, no buffering), and "
-    "one Plumbline gateway serving both models, recording every call to Postgres (default batching; it captures top-5 logprobs "
-    "of Responses calls as of chat). Responses calls ask for 200 tokens (`ignore_eos`, seeded); "
-    "streamed ones decode at 5 ms a token, plain ones and embeddings take no model time. "
-    "Added latency is the median over rounds of (side - direct) within the same round; the "
-    "ratio is the side's median p50 (or TTFT) over direct's.",
+    "embeddings), nginx in front of each (one worker, upstream keep-alive, no buffering), "
+    "and one Plumbline gateway serving both models, recording every call to Postgres "
+    "(default batching; it captures top-5 logprobs of Responses calls as of chat). "
+    "Responses calls ask for 200 tokens (`ignore_eos`, seeded); streamed ones decode at "
+    "5 ms a token, plain ones and embeddings take no model time. Added latency is the median "
+    "over rounds of (side - direct) within the same round; the ratio is the side's median "
+    "p50 (or TTFT) over direct's.",
 ]
 
 
