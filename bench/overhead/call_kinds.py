@@ -21,6 +21,7 @@ from bench.overhead import workload
 from bench.overhead.capacity import rotated
 from bench.proxies.nginx_proxy import NginxProxy
 from bench.proxies.sides import Side, plumbline_config
+from gateway.config import ModelConfig
 from simulator.process import SimulatorProcess
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, issue_key
@@ -101,6 +102,8 @@ def _gateway_config(generate: SimulatorProcess, pooling: SimulatorProcess) -> di
         "backends": [{"url": pooling.base_url}],
         "price": {"input_per_million": 0.02, "output_per_million": 0.0},
     }
+    if "runner" in ModelConfig.model_fields:  # gateways that check a model's runner
+        embed["runner"] = "pooling"
     config["models"] = [*config["models"], embed]
     return config
 
