@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from alembic import command
+from alembic.script import ScriptDirectory
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
@@ -15,7 +16,7 @@ from plumbline.migrate import alembic_config
 from plumbline.models import Call, UsageRollup, UsageRollupPeriod
 from tests.support.databases import postgres_database
 
-BEFORE_ENDPOINTS = "7b2d4e6f8a10"
+ENDPOINTS_REVISION = "4f40b2a4ff00"
 UNTIL = floor_hour(datetime.now(UTC)) - timedelta(hours=2)
 KINDS = {"/v1/chat/completions", "/v1/completions", "/v1/responses"}
 
@@ -48,7 +49,10 @@ def test_whole_hours_are_rerolled_per_endpoint_and_thinned_hours_keep_their_tota
         try:
             run_rollups(sessions, UNTIL + HOUR)
             config = alembic_config(url)
-            command.downgrade(config, BEFORE_ENDPOINTS)  # as a database rolled before it
+            # Back to the revision before, as a database rolled up before endpoints were kept.
+            before = ScriptDirectory.from_config(config).get_revision(ENDPOINTS_REVISION)
+            assert before is not None and isinstance(before.down_revision, str)
+            command.downgrade(config, before.down_revision)
             thinned = UNTIL - timedelta(hours=5)
             with sessions() as session, session.begin():
                 counted = _hour_calls_before(session, thinned)
