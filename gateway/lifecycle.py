@@ -16,6 +16,7 @@ from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import CallbackCollector, GatewayMetrics
+from gateway.proxy.call_kinds.served import served_kinds
 from gateway.proxy.rate_limiter import RateLimiter
 from gateway.recording.call_sink import CallSink
 from gateway.recording.observation import CallObservation
@@ -136,7 +137,11 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         engine.dispose()
         raise
     sampler = LiveSampler(config.live_sampling)
-    metrics = GatewayMetrics([*config.features, *sampler.features], [m.name for m in config.models])
+    metrics = GatewayMetrics(
+        [*config.features, *sampler.features],
+        [m.name for m in config.models],
+        [kind.path for kind in served_kinds()],
+    )
     sink = _call_sink(settings, config, metrics, engine)
     sink.start()
     http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False))

@@ -15,7 +15,9 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 ITL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 1.0)
 OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1)
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
-CALL_LABELS = ("model", "backend", "team", "feature")
+CALL_LABELS = ("model", "backend", "team", "feature", "endpoint")
+# Calls recorded under a path that is not one of the gateway's own routes.
+OTHER_ENDPOINT = "other"
 # Error types a backend or provider may name: anything else is counted as "Error".
 ERROR_TYPES = frozenset(
     {
@@ -33,11 +35,15 @@ ERROR_TYPES = frozenset(
 class GatewayMetrics:
     """Call, token, cost and latency metrics labelled by bounded sets of values."""
 
-    def __init__(self, features: Iterable[str], models: Iterable[str] = ()) -> None:
+    def __init__(
+        self, features: Iterable[str], models: Iterable[str] = (), endpoints: Iterable[str] = ()
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._features = frozenset(features)
         # Clients name any model they like; only configured ones become label values.
         self._models = frozenset(models)
+        # The routes the gateway serves: a fixed set, whatever path a client asked for.
+        self._endpoints = frozenset(endpoints)
         r = self.registry
         self.calls = Counter(
             "plumbline_calls", "Calls through the gateway", [*CALL_LABELS, "status"], registry=r
@@ -99,7 +105,7 @@ class GatewayMetrics:
         self.overhead = Histogram(
             "plumbline_overhead_seconds",
             "Time the gateway itself added",
-            ["model", "backend"],
+            ["model", "backend", "endpoint"],
             buckets=OVERHEAD_BUCKETS,
             registry=r,
         )
@@ -139,6 +145,10 @@ class GatewayMetrics:
         """Configured models keep their name; anything a client made up is `unknown`."""
         return model if model in self._models else "unknown"
 
+    def endpoint_label(self, endpoint: str | None) -> str:
+        """The call kind's route (`/v1/chat/completions`); any other path is `other`."""
+        return endpoint if endpoint in self._endpoints else OTHER_ENDPOINT
+
     def observe(self, call: CallObservation) -> None:
         """Count one finished call (called from the thread that hears from the recorder)."""
         labels = (
@@ -146,6 +156,7 @@ class GatewayMetrics:
             call.backend or "none",
             call.team or "none",
             self.feature_label(call.feature),
+            self.endpoint_label(call.endpoint),
         )
         status = "cancelled" if call.cancelled else str(call.status_code)
         self.calls.labels(*labels, status).inc()
@@ -175,7 +186,7 @@ class GatewayMetrics:
             self.engine_prefill.labels(labels[0], labels[1]).observe(call.engine_prefill_ms / 1000)
         if call.e2e_ms is not None:
             self.e2e.labels(*labels).observe(call.e2e_ms / 1000)
-        self.overhead.labels(labels[0], labels[1]).observe(call.overhead_s)
+        self.overhead.labels(labels[0], labels[1], labels[4]).observe(call.overhead_s)
 
     def add_collector(self, collector: Collector) -> None:
         """Register a collector that reads live state at scrape time."""

@@ -12,11 +12,24 @@ from typing import Any
 import aiohttp
 import orjson
 
-# A streamed token: a chat delta whose content is not empty (the role chunk carries "").
-_TOKEN_EVENT = re.compile(rb'"delta":\{"content":"[^"]')
-# Bytes kept from one read to the next: one less than a match, so a match split across two
-# reads is found once and never twice.
-_CARRY = len(b'"delta":{"content":"')
+
+@dataclass(frozen=True, slots=True)
+class TokenEvents:
+    """How a stream's token events look: a pattern of fixed length, matched in raw chunks."""
+
+    pattern: re.Pattern[bytes]
+    # Bytes kept from one read to the next: one less than a match, so a match split across
+    # two reads is found once and never twice.
+    carry: int
+
+
+# A chat (or completions-style) delta whose content is not empty (the role chunk carries "").
+CHAT_TOKENS = TokenEvents(re.compile(rb'"delta":\{"content":"[^"]'), len(b'"delta":{"content":"'))
+# A Responses API text delta event (one per token in vLLM's stream).
+RESPONSES_TOKENS = TokenEvents(
+    re.compile(rb'"type":"response\.output_text\.delta"'),
+    len(b'"type":"response.output_text.delta"') - 1,
+)
 
 
 @dataclass(slots=True)
@@ -38,14 +51,17 @@ class Request:
 
     payload: bytes
     stream: bool
+    tokens: TokenEvents = CHAT_TOKENS
 
     @classmethod
-    def of(cls, body: dict[str, Any]) -> Request:
+    def of(cls, body: dict[str, Any], tokens: TokenEvents = CHAT_TOKENS) -> Request:
         """Encode a JSON body."""
-        return cls(orjson.dumps(body), bool(body.get("stream")))
+        return cls(orjson.dumps(body), bool(body.get("stream")), tokens)
 
 
-async def _read_stream(response: aiohttp.ClientResponse, started: float) -> Sample:
+async def _read_stream(
+    response: aiohttp.ClientResponse, started: float, tokens: TokenEvents
+) -> Sample:
     # Reading whole socket chunks (not lines) keeps the client's CPU per event small; tokens
     # that arrive in one chunk arrived together, so their gaps are 0, as the client saw them.
     ttft: float | None = None
@@ -55,8 +71,8 @@ async def _read_stream(response: aiohttp.ClientResponse, started: float) -> Samp
     async for chunk in response.content.iter_any():
         now = time.perf_counter()
         data = carry + chunk
-        count = len(_TOKEN_EVENT.findall(data))
-        carry = data[-_CARRY:]
+        count = len(tokens.pattern.findall(data))
+        carry = data[-tokens.carry :]
         for _ in range(count):
             if ttft is None:
                 ttft = now - started
@@ -74,7 +90,7 @@ async def send(
     try:
         async with session.post(url, data=request.payload, headers=headers) as response:
             if request.stream and response.status == 200:
-                return await _read_stream(response, started)
+                return await _read_stream(response, started, request.tokens)
             await response.read()
             return Sample(response.status, time.perf_counter() - started)
     except (aiohttp.ClientError, TimeoutError) as error:

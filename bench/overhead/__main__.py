@@ -6,6 +6,8 @@ with logprob capture on. Then, sides alternating in every round: a step-up open-
 each side's maximum sustained rate, latency phases at fixed rates (non-streaming and streaming),
 CPU per call from /proc, and resident memory over many calls. Records the section in
 docs/benchmarks.md. `--smoke` runs everything tiny (CI keeps the scenario from rotting).
+`--call-kinds responses,embeddings` runs, instead, the added latency of those call kinds against
+direct and nginx (bench/overhead/call_kinds.py), recorded in its own section.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from bench.harness.header import section_header
 from bench.harness.record import DOC, publish
 from bench.harness.stats import median
 from bench.harness.step_search import SearchResult, SearchRules
+from bench.overhead.call_kinds import KIND_NAMES, KIND_SIDES, measure_kinds
+from bench.overhead.call_kinds_report import TITLE as KINDS_TITLE
+from bench.overhead.call_kinds_report import kinds_section
 from bench.overhead.capacity import capacity_rounds
 from bench.overhead.figures import OverheadRun
 from bench.overhead.latency import Phase, latency_rounds
@@ -61,7 +66,15 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--doc", default=str(DOC), help="where to record the section")
     parser.add_argument("--no-record", action="store_true", help="print only")
     parser.add_argument("--smoke", action="store_true", help="seconds, for CI")
+    parser.add_argument(
+        "--call-kinds", default=None, help=f"instead: added latency of {','.join(KIND_NAMES)}"
+    )
+    parser.add_argument("--kind-rate", type=float, default=5.0, help="call kinds: plain rps")
+    parser.add_argument("--kind-streams", type=float, default=2.0, help="call kinds: streams/s")
     args = parser.parse_args(argv)
+    unknown = set((args.call_kinds or "").split(",")) - set(KIND_NAMES) - {""}
+    if unknown:
+        parser.error(f"--call-kinds: unknown {', '.join(sorted(unknown))}")
     if args.smoke:
         args.light_rate, args.load_rate, args.light_streams, args.load_streams = 5, 20, 2, 4
         args.seconds, args.rounds, args.capacity_rounds, args.step_seconds = 1, 1, 1, 1
@@ -104,9 +117,35 @@ def measure(args: argparse.Namespace) -> OverheadRun:
     return OverheadRun(list(names), phases, latency, capacity, memory, profile)
 
 
+KIND_NOTES = [
+    "Sides: two simulators on loopback (generate for Responses, `runner: pooling` for "
+    "embeddings), nginx in front of each (one worker, upstream keep-alive, no buffering), "
+    "and one Plumbline gateway serving both models, recording every call to Postgres "
+    "(default batching; it captures top-5 logprobs of Responses calls as of chat). "
+    "Responses calls ask for 200 tokens (`ignore_eos`, seeded); streamed ones decode at "
+    "5 ms a token, plain ones and embeddings take no model time. Added latency is the median "
+    "over rounds of (side - direct) within the same round; the ratio is the side's median "
+    "p50 (or TTFT) over direct's.",
+]
+
+
+def run_call_kinds(args: argparse.Namespace) -> str:
+    """The call-kind scenario: measure, print and record its own section."""
+    cases = [case for kind in args.call_kinds.split(",") for case in KIND_NAMES[kind]]
+    asked = tuple(args.sides.split(","))
+    names = tuple(s for s in KIND_SIDES if s in asked) if asked != SIDES else KIND_SIDES
+    rates = {"plain": args.kind_rate, "stream": args.kind_streams}
+    run = measure_kinds(cases, names, rates, args.rounds, args.seconds)
+    tools = (f"nginx {nginx_version().removeprefix('nginx/')}",)
+    header = section_header("bench.overhead", KIND_NOTES, tools=tools, busy=args.busy)
+    return publish(KINDS_TITLE, "overhead-kinds", kinds_section(header, run), args)
+
+
 def main(argv: list[str] | None = None) -> str:
     """Run, print and record; returns the section."""
     args = parse(argv)
+    if args.call_kinds:
+        return run_call_kinds(args)
     tools = (f"nginx {nginx_version().removeprefix('nginx/')}", f"litellm {litellm_version()}")
     header = section_header("bench.overhead", NOTES, tools=tools, busy=args.busy)
     section = overhead_section(header, measure(args), args)

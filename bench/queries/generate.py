@@ -18,7 +18,8 @@ FEATURES = (
 MODELS = ("tiny", "llama-3.1-8b", "llama-3.1-70b", "qwen-2.5-32b")
 
 # Every column the dashboards or the usage endpoint read, with plausible spreads: 1% 429,
-# 2% 503, 1% cancelled, half streamed, prompts of 50-2,000 tokens, answers of 20-600.
+# 2% 503, 1% cancelled, half streamed, prompts of 50-2,000 tokens, answers of 20-600. Each
+# feature calls one API, as a product feature does: 2 of 12 Responses, 2 completions, 8 chat.
 ROWS_SQL = """
 INSERT INTO calls (
   id, created_at, retention_days, request_id, team_id, key_id, feature, end_user, source,
@@ -30,7 +31,9 @@ INSERT INTO calls (
 SELECT
   md5(g::text), %(start)s::timestamptz + (g - %(first)s::bigint) * %(step)s::interval, 0,
   'req-' || g, r.team, r.team, (%(features)s::text[])[r.feature], 'user-' || (g %% 5000),
-  CASE WHEN g %% 50 = 0 THEN 'eval' ELSE 'product' END, '/v1/chat/completions',
+  CASE WHEN g %% 50 = 0 THEN 'eval' ELSE 'product' END,
+  CASE r.feature %% 6 WHEN 0 THEN '/v1/responses' WHEN 1 THEN '/v1/completions'
+    ELSE '/v1/chat/completions' END,
   (%(models)s::text[])[r.model], 'vllm-' || (g %% 4),
   g %% 2 = 0, 1, 0.7, g, 512, s.status, s.cancelled,
   CASE WHEN s.status >= 400 THEN 'upstream_error' END,

@@ -25,6 +25,7 @@ PROMETHEUS_VALUES = {
     "model": "SELECT DISTINCT model FROM calls WHERE created_at > now() - interval '1 hour'",
     "team": "SELECT name FROM teams",
     "feature": "SELECT DISTINCT feature FROM calls WHERE created_at > now() - interval '1 hour'",
+    "endpoint": "SELECT DISTINCT endpoint FROM calls WHERE created_at > now() - interval '1 hour'",
 }
 _NICE = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600)
 _RELATIVE = re.compile(r"now-(\d+)([mhd])")

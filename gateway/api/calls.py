@@ -42,13 +42,18 @@ def list_calls(
         str | None, Query(description="ok, error, cancelled, or an HTTP status code")
     ] = None,
     source: Annotated[str | None, Query(description="product, eval or live_sample")] = None,
+    endpoint: Annotated[
+        str | None, Query(max_length=64, description="the call kind's route, e.g. /v1/responses")
+    ] = None,
     since: datetime | None = None,
     until: datetime | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
 ) -> CallPage:
     """Calls of the caller's team, newest first."""
-    flt = call_queries.CallFilter(team_scope(caller), feature, model, status, source, since, until)
+    flt = call_queries.CallFilter(
+        team_scope(caller), feature, model, status, source, since, until, endpoint
+    )
     after = _decode_cursor(cursor) if cursor else None
     rows = call_queries.page_of_calls(session, flt, limit, after)
     next_cursor = _encode_cursor(rows[-1].created_at, rows[-1].id) if len(rows) == limit else None

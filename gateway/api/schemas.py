@@ -97,10 +97,12 @@ class CallDetail(CallSummary):
 
 
 class UsageRow(BaseModel):
-    """Usage of one (feature, model) pair over the window."""
+    """Usage of one (feature, model, endpoint) over the window."""
 
     feature: str | None
     model: str | None
+    # The call kind's route; null for usage rolled up before call kinds were kept apart.
+    endpoint: str | None = None
     calls: int
     errors: int
     error_rate: float
@@ -116,8 +118,21 @@ class UsageRow(BaseModel):
     e2e_p95_ms: float | None = None
 
 
+class EndpointUsage(BaseModel):
+    """Usage of one call kind (its route) over the window, every feature and model together."""
+
+    endpoint: str | None
+    calls: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    input_cost: float = 0.0
+    output_cost: float = 0.0
+    cost: float = 0.0
+
+
 class UsageReport(BaseModel):
-    """Usage per feature and model in a time window."""
+    """Usage per feature, model and endpoint in a time window, and per endpoint."""
 
     since: datetime
     until: datetime
@@ -125,3 +140,5 @@ class UsageReport(BaseModel):
     # percentile is read from log-scale buckets 5% wide (see gateway.usage.latency_histogram).
     percentiles: Literal["exact", "histogram"] = "exact"
     data: list[UsageRow]
+    # Cost per call kind, most expensive first.
+    by_endpoint: list[EndpointUsage] = []

@@ -22,6 +22,7 @@ class CallFilter:
     source: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    endpoint: str | None = None
 
 
 def _apply(query: Select[tuple[Call]], f: CallFilter) -> Select[tuple[Call]]:
@@ -33,6 +34,8 @@ def _apply(query: Select[tuple[Call]], f: CallFilter) -> Select[tuple[Call]]:
         query = query.where(Call.model == f.model)
     if f.source is not None:
         query = query.where(Call.source == f.source)
+    if f.endpoint is not None:
+        query = query.where(Call.endpoint == f.endpoint)
     if f.since is not None:
         query = query.where(Call.created_at >= f.since)
     if f.until is not None:

@@ -16,6 +16,7 @@ class CallObservation:
     backend: str | None
     team: str | None
     feature: str | None
+    endpoint: str
     status_code: int
     cancelled: bool
     error_type: str | None
@@ -39,6 +40,7 @@ class CallObservation:
             backend=record.backend,
             team=record.team_name,
             feature=record.feature,
+            endpoint=record.endpoint,
             status_code=record.status_code,
             cancelled=record.cancelled,
             error_type=record.error_type,

@@ -8,7 +8,8 @@ from gateway.usage import latency_histogram
 from gateway.usage.latency_histogram import Histogram
 
 METRICS = ("ttft", "itl", "e2e")
-GroupKey = tuple[int | None, str | None, str | None]  # (team_id, feature, model)
+# (team_id, feature, model, endpoint); endpoint None: rolled up before call kinds were kept.
+GroupKey = tuple[int | None, str | None, str | None, str | None]
 
 
 def _histograms() -> dict[str, Histogram]:
@@ -17,7 +18,7 @@ def _histograms() -> dict[str, Histogram]:
 
 @dataclass(slots=True)
 class UsageAggregate:
-    """Usage of one (team, feature, model) group over some stretch of time."""
+    """Usage of one (team, feature, model, endpoint) group over some stretch of time."""
 
     calls: int = 0
     errors: int = 0

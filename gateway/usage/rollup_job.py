@@ -38,10 +38,10 @@ def floor_hour(moment: datetime) -> datetime:
 
 def _all_teams(per_team: dict[GroupKey, UsageAggregate]) -> dict[GroupKey, UsageAggregate]:
     merged: dict[GroupKey, UsageAggregate] = {}
-    for (_, feature, model), value in per_team.items():
+    for (_, feature, model, endpoint), value in per_team.items():
         copy = UsageAggregate()
         copy.add(value)
-        merge_into(merged, (None, feature, model), copy)
+        merge_into(merged, (None, feature, model, endpoint), copy)
     return merged
 
 

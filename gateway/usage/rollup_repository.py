@@ -42,13 +42,18 @@ def _in_ranges(ranges: Ranges, team_id: int | None) -> list[ColumnElement[bool]]
 
 def _group_columns(by_team: bool) -> list[Any]:
     team = Call.team_id if by_team else null()
-    return [team.label("team_id"), Call.feature.label("feature"), Call.model.label("model")]
+    return [
+        team.label("team_id"),
+        Call.feature.label("feature"),
+        Call.model.label("model"),
+        Call.endpoint.label("endpoint"),
+    ]
 
 
 def aggregate_calls(
     session: Session, ranges: Ranges, *, team_id: int | None = None, by_team: bool = False
 ) -> dict[GroupKey, UsageAggregate]:
-    """Usage of the calls in `ranges` per (team or None, feature, model), with histograms."""
+    """Usage of the calls in `ranges` per (team or None, feature, model, endpoint)."""
     if not ranges:
         return {}
     keys = _group_columns(by_team)
@@ -69,7 +74,7 @@ def aggregate_calls(
     )
     found: dict[GroupKey, UsageAggregate] = {}
     for row in session.execute(totals).mappings():
-        found[(row["team_id"], row["feature"], row["model"])] = UsageAggregate(
+        found[_key(row)] = UsageAggregate(
             calls=int(row["calls"]),
             errors=int(row["errors"]),
             prompt_tokens=int(row["prompt_tokens"]),
@@ -85,9 +90,13 @@ def aggregate_calls(
             .group_by(*grouping, bucket)
         )
         for row in session.execute(counts).mappings():
-            histogram = found[(row["team_id"], row["feature"], row["model"])].histograms[metric]
+            histogram = found[_key(row)].histograms[metric]
             histogram[int(row["bucket"])] = int(row["n"])
     return found
+
+
+def _key(row: Any) -> GroupKey:
+    return (row["team_id"], row["feature"], row["model"], row["endpoint"])
 
 
 def lock_period(session: Session, hours: int, start: datetime) -> None:
@@ -127,7 +136,7 @@ def replace_rollups(
 def _row(
     hours: int, start: datetime, all_teams: bool, key: GroupKey, value: UsageAggregate
 ) -> dict[str, object]:
-    team_id, feature, model = key
+    team_id, feature, model, endpoint = key
     return {
         "period_start": start,
         "period_hours": hours,
@@ -135,6 +144,7 @@ def _row(
         "team_id": None if all_teams else team_id,
         "feature": feature,
         "model": model,
+        "endpoint": endpoint,
         "calls": value.calls,
         "errors": value.errors,
         "prompt_tokens": value.prompt_tokens,
@@ -179,7 +189,8 @@ def stored_rollups(
             row.output_cost,
             {m: latency_histogram.decode(getattr(row, f"{m}_hist")) for m in METRICS},
         )
-        merge_into(merged, (row.team_id if by_team else None, row.feature, row.model), part)
+        key = (row.team_id if by_team else None, row.feature, row.model, row.endpoint)
+        merge_into(merged, key, part)
     return merged
 
 

@@ -1,4 +1,4 @@
-"""SQL that aggregates usage per feature and model, with latency percentiles."""
+"""SQL that aggregates usage per feature, model and endpoint, with latency percentiles."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from gateway.metering.timings import percentile
 from plumbline.models import Call
 
 PERCENTILE_COLUMNS = {"ttft": Call.ttft_ms, "itl": Call.itl_mean_ms, "e2e": Call.e2e_ms}
+GROUP_COLUMNS = (Call.feature, Call.model, Call.endpoint)
+Group = tuple[str | None, str | None, str | None]  # (feature, model, endpoint)
 
 
 def _window(query: Any, team_id: int | None, since: datetime, until: datetime) -> Any:
@@ -25,25 +27,24 @@ def _window(query: Any, team_id: int | None, since: datetime, until: datetime) -
 def usage_totals(
     session: Session, team_id: int | None, since: datetime, until: datetime
 ) -> list[dict[str, Any]]:
-    """Calls, errors, tokens and cost per (feature, model)."""
+    """Calls, errors, tokens and cost per (feature, model, endpoint)."""
     query = select(
-        Call.feature,
-        Call.model,
+        *GROUP_COLUMNS,
         func.count().label("calls"),
         func.sum(case((Call.status_code >= 400, 1), else_=0), type_=Integer).label("errors"),
         func.coalesce(func.sum(Call.prompt_tokens), 0).label("prompt_tokens"),
         func.coalesce(func.sum(Call.completion_tokens), 0).label("completion_tokens"),
         func.coalesce(func.sum(Call.input_cost), 0.0).label("input_cost"),
         func.coalesce(func.sum(Call.output_cost), 0.0).label("output_cost"),
-    ).group_by(Call.feature, Call.model)
+    ).group_by(*GROUP_COLUMNS)
     rows = session.execute(_window(query, team_id, since, until)).mappings().all()
     return [dict(row) for row in rows]
 
 
 def usage_percentiles(
     session: Session, team_id: int | None, since: datetime, until: datetime
-) -> dict[tuple[str | None, str | None], dict[str, float | None]]:
-    """p50 and p95 of TTFT, ITL and end-to-end time per (feature, model)."""
+) -> dict[Group, dict[str, float | None]]:
+    """p50 and p95 of TTFT, ITL and end-to-end time per (feature, model, endpoint)."""
     if session.get_bind().dialect.name == "postgresql":
         return _percentiles_in_sql(session, team_id, since, until)
     return _percentiles_in_python(session, team_id, since, until)
@@ -51,32 +52,35 @@ def usage_percentiles(
 
 def _percentiles_in_sql(
     session: Session, team_id: int | None, since: datetime, until: datetime
-) -> dict[tuple[str | None, str | None], dict[str, float | None]]:
+) -> dict[Group, dict[str, float | None]]:
     columns = []
     for name, column in PERCENTILE_COLUMNS.items():
         for q in (50, 95):
             columns.append(
                 func.percentile_cont(q / 100).within_group(column).label(f"{name}_p{q}_ms")
             )
-    query = select(Call.feature, Call.model, *columns).group_by(Call.feature, Call.model)
+    query = select(*GROUP_COLUMNS, *columns).group_by(*GROUP_COLUMNS)
     rows = session.execute(_window(query, team_id, since, until)).mappings().all()
     return {
-        (r["feature"], r["model"]): {k: v for k, v in r.items() if k.endswith("_ms")} for r in rows
+        (r["feature"], r["model"], r["endpoint"]): {k: v for k, v in r.items() if k.endswith("_ms")}
+        for r in rows
     }
 
 
 def _percentiles_in_python(
     session: Session, team_id: int | None, since: datetime, until: datetime
-) -> dict[tuple[str | None, str | None], dict[str, float | None]]:
-    query = select(Call.feature, Call.model, *PERCENTILE_COLUMNS.values())
-    values: dict[tuple[str | None, str | None], dict[str, list[float]]] = defaultdict(
+) -> dict[Group, dict[str, float | None]]:
+    query = select(*GROUP_COLUMNS, *PERCENTILE_COLUMNS.values())
+    values: dict[Group, dict[str, list[float]]] = defaultdict(
         lambda: {name: [] for name in PERCENTILE_COLUMNS}
     )
-    for feature, model, *measures in session.execute(_window(query, team_id, since, until)):
+    for feature, model, endpoint, *measures in session.execute(
+        _window(query, team_id, since, until)
+    ):
         for name, value in zip(PERCENTILE_COLUMNS, measures, strict=True):
             if value is not None:
-                values[(feature, model)][name].append(value)
-    result: dict[tuple[str | None, str | None], dict[str, float | None]] = {}
+                values[(feature, model, endpoint)][name].append(value)
+    result: dict[Group, dict[str, float | None]] = {}
     for group, by_name in values.items():
         result[group] = {}
         for name, samples in by_name.items():

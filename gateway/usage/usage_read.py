@@ -1,4 +1,4 @@
-"""Usage per (feature, model) for a window: rollups where they exist, raw calls at the edges."""
+"""Usage per (feature, model, endpoint) for a window: rollups, and raw calls at the edges."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from gateway.usage import latency_histogram, usage_queries
 from gateway.usage import rollup_repository as repo
-from gateway.usage.aggregate import METRICS, UsageAggregate, merge_into
+from gateway.usage.aggregate import METRICS, GroupKey, UsageAggregate, merge_into
 from gateway.usage.window_plan import plan_window
 
 EXACT = "exact"
@@ -19,16 +19,18 @@ HISTOGRAM = "histogram"
 
 @dataclass(frozen=True, slots=True)
 class UsageGroups:
-    """Rows per (feature, model) and how their percentiles were computed."""
+    """Rows per (feature, model, endpoint) and how their percentiles were computed."""
 
     rows: list[dict[str, Any]]
     percentiles: str
 
 
-def _row(feature: str | None, model: str | None, value: UsageAggregate) -> dict[str, Any]:
+def _row(key: GroupKey, value: UsageAggregate) -> dict[str, Any]:
+    _, feature, model, endpoint = key
     row: dict[str, Any] = {
         "feature": feature,
         "model": model,
+        "endpoint": endpoint,
         "calls": value.calls,
         "errors": value.errors,
         "prompt_tokens": value.prompt_tokens,
@@ -47,7 +49,7 @@ def _row(feature: str | None, model: str | None, value: UsageAggregate) -> dict[
 def _exact(session: Session, team: int | None, since: datetime, until: datetime) -> UsageGroups:
     totals = usage_queries.usage_totals(session, team, since, until)
     percentiles = usage_queries.usage_percentiles(session, team, since, until)
-    rows = [{**t, **percentiles.get((t["feature"], t["model"]), {})} for t in totals]
+    rows = [{**t, **percentiles.get((t["feature"], t["model"], t["endpoint"]), {})} for t in totals]
     return UsageGroups(rows, EXACT)
 
 
@@ -63,5 +65,5 @@ def usage_groups(
     merged = repo.stored_rollups(session, plan.periods, team_id=team)
     for key, part in repo.aggregate_calls(session, plan.raw, team_id=team).items():
         merge_into(merged, key, part)
-    rows = [_row(feature, model, value) for (_, feature, model), value in merged.items()]
+    rows = [_row(key, value) for key, value in merged.items()]
     return UsageGroups(rows, HISTOGRAM)

@@ -1,4 +1,4 @@
-"""Usage per hour or day and (team, feature, model): counts, tokens, cost, latency histograms."""
+"""Usage per hour or day and (team, feature, model, endpoint): counts, tokens, cost, latency."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from plumbline.db.base import Base
 
 
 class UsageRollup(Base):
-    """One period's usage of one (feature, model) by one team, or by all teams together."""
+    """One period's usage of one (feature, model, endpoint) by one team, or by all teams."""
 
     __tablename__ = "usage_rollups"
     __table_args__ = (Index("ix_usage_rollups_period", "period_hours", "period_start"),)
@@ -24,6 +24,8 @@ class UsageRollup(Base):
     team_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     feature: Mapped[str | None] = mapped_column(String(128), nullable=True)
     model: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    # The call kind's route; None on rows rolled up before endpoints were (see the migration).
+    endpoint: Mapped[str | None] = mapped_column(String(64), nullable=True)
     calls: Mapped[int] = mapped_column(BigInteger)
     errors: Mapped[int] = mapped_column(BigInteger)
     prompt_tokens: Mapped[int] = mapped_column(BigInteger)

@@ -9,10 +9,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_smoke(module: str, doc: Path, timeout: float = 240.0) -> str:
-    """`python -m <module> --smoke --doc <doc>`; the doc's text afterwards."""
+def run_smoke(module: str, doc: Path, timeout: float = 240.0, *args: str) -> str:
+    """`python -m <module> --smoke --doc <doc> [args]`; the doc's text afterwards."""
     result = subprocess.run(
-        [sys.executable, "-m", module, "--smoke", "--doc", str(doc)],
+        [sys.executable, "-m", module, "--smoke", "--doc", str(doc), *args],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -29,6 +29,7 @@ from tests.dashboard_page.traffic import (
     LAW_QUESTION,
     send_bad_requests,
     send_hostile_call,
+    send_responses,
     send_traffic,
 )
 from tests.support.databases import postgres_database
@@ -168,6 +169,7 @@ def dashboard_stack() -> Iterator[DashboardStack]:
         legal_calls += send_traffic(gateway.url, keys["legal"], "contracts", CAP_QUESTION, 8)
         legal_calls.append(send_hostile_call(gateway.url, keys["legal"]))
         sales_calls = send_traffic(gateway.url, keys["sales"], "search", LAW_QUESTION, 8)
+        send_responses(gateway.url, keys["legal"], "contracts", 2)  # a second call kind
         legal_suite = _import_suite(gateway.url, keys["legal"], LEGAL_SUITE)
         sales_suite = _import_suite(gateway.url, keys["sales"], SALES_SUITE)
         sales_run = _run_through_api(gateway.url, keys["sales"], sales_suite)

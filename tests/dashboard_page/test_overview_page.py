@@ -73,14 +73,14 @@ def test_usage_and_latest_calls_tables_show_only_the_team(
         latest = legal.get("/api/calls", params={"limit": 20}).json()["data"]
     rows = dashboard.page.locator("#usage-table tbody tr")
     shown = {
-        (
-            rows.nth(i).locator("td").nth(0).inner_text(),
-            rows.nth(i).locator("td").nth(2).inner_text(),
-        )
+        tuple(rows.nth(i).locator("td").nth(column).inner_text() for column in (0, 2, 3))
         for i in range(rows.count())
     }
-    assert shown == {(r["feature"], f"{r['calls']:,}") for r in usage}
-    assert {f for f, _ in shown} == {"contracts", "eval:contracts"}
+    assert shown == {(r["feature"], r["endpoint"], f"{r['calls']:,}") for r in usage}
+    assert {f for f, _, _ in shown} == {"contracts", "eval:contracts"}
+    assert {k for _, k, _ in shown} == {"/v1/chat/completions", "/v1/responses"}
+    kinds = dashboard.page.locator("#calls-table tbody tr td:nth-child(5)").all_inner_texts()
+    assert kinds == [c["endpoint"] for c in latest]
     hrefs = dashboard.attr_values("#calls-table tbody a", "href")
     assert hrefs == [f"#/calls/{c['id']}" for c in latest]
     assert "per 30 s" in dashboard.page.inner_text("figure.chart-box figcaption >> nth=0")
@@ -90,3 +90,22 @@ def test_usage_and_latest_calls_tables_show_only_the_team(
         "() => document.getElementById('view').dataset.route.includes('range=15m')"
     )
     assert "per 10 s" in dashboard.page.inner_text("figure.chart-box figcaption >> nth=0")
+
+
+def test_cost_per_call_kind_chart_draws_the_usage_apis_totals(
+    dashboard: DashboardPage, stack: DashboardStack
+) -> None:
+    dashboard.sign_in(stack.keys["legal"])
+    dashboard.open("overview?range=1h")
+    with stack.api("legal") as legal:
+        since = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+        kinds = legal.get("/api/usage", params={"since": since}).json()["by_endpoint"]
+    bars = 'svg[data-chart="cost-by-kind"] rect.bar'
+    labels = dashboard.attr_values(bars, "data-label")
+    values = [float(v) for v in dashboard.attr_values(bars, "data-value")]
+    assert labels == [k["endpoint"] for k in kinds]
+    assert labels[0] == "/v1/chat/completions" and "/v1/responses" in labels
+    assert values == [pytest.approx(k["cost"]) for k in kinds]
+    assert values == sorted(values, reverse=True) and values[-1] > 0
+    widths = [float(w) for w in dashboard.attr_values(bars, "width")]
+    assert widths == sorted(widths, reverse=True), "a dearer kind draws a longer bar"

@@ -36,6 +36,27 @@ def send_traffic(gateway_url: str, key: str, feature: str, question: str, calls:
     return ids
 
 
+def send_responses(gateway_url: str, key: str, feature: str, calls: int) -> list[str]:
+    """`calls` Responses API calls, alternately streamed; their call ids."""
+    client = OpenAI(base_url=f"{gateway_url}/v1", api_key=key, max_retries=0)
+    headers = {"X-Plumbline-Feature": feature}
+    ids = []
+    for i in range(calls):
+        raw = client.responses.with_raw_response.create(
+            model="tiny",
+            input=CAP_QUESTION,
+            max_output_tokens=16,
+            stream=i % 2 == 1,
+            extra_headers=headers,
+        )
+        ids.append(raw.headers["x-plumbline-call-id"])
+        parsed = raw.parse()
+        if i % 2 == 1:
+            for _ in parsed:
+                pass
+    return ids
+
+
 def send_bad_requests(gateway_url: str, key: str, feature: str, calls: int) -> None:
     """Requests the backend refuses (400): they count as errors in the charts."""
     client = OpenAI(base_url=f"{gateway_url}/v1", api_key=key, max_retries=0)

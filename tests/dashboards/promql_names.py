@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 KEYWORDS = frozenset(
     {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset"}
@@ -37,19 +37,33 @@ def grafana_regex_escape(value: str) -> str:
     return re.sub(r"([\\^$*+?.()|\[\]{}/])", r"\\\1", value)
 
 
+def prometheus_regex_escape(value: str) -> str:
+    """The Prometheus datasource's escaping of a multi-value or All variable's value.
+
+    Grafana escapes regex characters with a doubled backslash (the PromQL string then holds
+    one) and leaves `/` alone: `/v1/chat/completions` stays as it is.
+    """
+    return re.sub(r"([\\^$*+?.()|\[\]{}'])", r"\\\\\1", value)
+
+
+def _joined(selection: list[str], escape: Callable[[str], str]) -> str:
+    if len(selection) == 1:
+        return escape(selection[0])
+    return "(" + "|".join(escape(v) for v in selection) + ")"
+
+
 def expand_promql(expr: str, selections: Mapping[str, list[str] | str]) -> str:
     """Replace built-ins and template variables; a list is a multi-value selection."""
     for name, value in BUILTINS.items():
         expr = expr.replace(name, value)
     for name, selection in selections.items():
         if isinstance(selection, str):  # allValue of an "All" selection, used as is
-            text = selection
-        elif len(selection) == 1:
-            text = grafana_regex_escape(selection[0])
+            regex = plain = selection
         else:
-            text = "(" + "|".join(grafana_regex_escape(v) for v in selection) + ")"
-        expr = expr.replace(f"${{{name}:regex}}", text).replace(f"${{{name}}}", text)
-        expr = re.sub(rf"\${name}\b", text.replace("\\", "\\\\"), expr)
+            regex = _joined(selection, grafana_regex_escape)
+            plain = _joined(selection, prometheus_regex_escape)
+        expr = expr.replace(f"${{{name}:regex}}", regex).replace(f"${{{name}}}", plain)
+        expr = re.sub(rf"\${name}\b", plain.replace("\\", "\\\\"), expr)  # taken literally
     if re.search(r"\$(\{|__|[A-Za-z_])", expr):
         raise ValueError(f"unexpanded Grafana variable in {expr!r}")
     return expr

@@ -96,8 +96,23 @@ def _call(client: openai.OpenAI, feature: str | None, *, stream: bool, **extra: 
         pass  # the failures are part of the traffic
 
 
+def _other_kinds(client: openai.OpenAI, *, stream: bool) -> None:
+    """One completions call and one Responses call."""
+    headers = {"X-Plumbline-Feature": "chat"}
+    completion = client.completions.create(
+        model="tiny", prompt="Hello", max_tokens=8, stream=stream, extra_headers=headers
+    )
+    response = client.responses.create(
+        model="tiny", input="Hello", max_output_tokens=8, stream=stream, extra_headers=headers
+    )
+    if stream:
+        for events in (completion, response):
+            for _ in events:
+                pass
+
+
 def send_traffic(gateway: GatewayProcess, keys: dict[str, str]) -> None:
-    """Streamed and plain calls per feature, a concurrent burst, and 4xx and 5xx failures."""
+    """Streamed and plain calls per feature and kind, a burst, and 4xx and 5xx failures."""
     url = f"{gateway.url}/v1"
     with (
         openai.OpenAI(base_url=url, api_key=keys["team-a"], max_retries=0) as a,
@@ -107,6 +122,8 @@ def send_traffic(gateway: GatewayProcess, keys: dict[str, str]) -> None:
             for stream in (False, True):
                 _call(a, feature, stream=stream)
         _call(b, "support", stream=True)
+        for stream in (False, True):
+            _other_kinds(a, stream=stream)  # the call-kind panels get more than one kind
         _call(a, "chat", stream=False, logprobs=True, top_logprobs=25)  # 400 from vLLM
         _call(a, "chat", stream=False, model="no-such-model")  # 404 from the gateway
         _call(b, "search", stream=False, model="broken")  # 503: its only backend is down

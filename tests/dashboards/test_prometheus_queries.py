@@ -101,6 +101,15 @@ def test_metric_names_skip_functions_labels_and_keywords() -> None:
     assert metric_names('ALERTS{alertstate="firing"} or up == 0') == {"ALERTS", "up"}
 
 
+def test_route_values_expand_as_grafanas_prometheus_datasource_sends_them() -> None:
+    expr = 'rate(plumbline_calls_total{endpoint=~"$endpoint",model=~"${model}"}[$__range])'
+    chosen = {"endpoint": ["/v1/chat/completions", "/v1/responses"], "model": ["llama-3.1"]}
+    assert expand_promql(expr, chosen) == (
+        'rate(plumbline_calls_total{endpoint=~"(/v1/chat/completions|/v1/responses)",'
+        'model=~"llama-3\\\\.1"}[5m])'
+    )
+
+
 @pytest.fixture(scope="module")
 def prometheus(populated: DashboardStack) -> Iterator[PrometheusServer]:
     """Prometheus that has scraped the gateway before and after a second burst of traffic."""

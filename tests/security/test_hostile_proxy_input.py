@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select
 
 from gateway.metrics import ERROR_TYPES
+from gateway.proxy.call_kinds.served import served_kinds
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import Call
 from tests.security.hostile_inputs import HEADERS, RAW_BODIES, encode, openai_requests
@@ -238,7 +239,7 @@ def test_a_nul_in_any_stored_string_neither_fails_the_batch_nor_a_read(
     reader.close()
     assert row.model == "a\ufffdb"
     assert httpx.get(f"{stack.url}/health").json()["database"] == "up"
-    for query in ("feature=%00", "model=a%00b", "status=%00", "source=%00"):
+    for query in ("feature=%00", "model=a%00b", "status=%00", "source=%00", "endpoint=%00"):
         read = client.get(f"/api/calls?{query}")
         tally.check("read API: NUL in parameters", read, query)
         assert read.status_code in (200, 400), read.text
@@ -268,6 +269,7 @@ def test_nothing_left_a_500_and_metrics_labels_stay_bounded(
         "feature": {"chat", "search", "eval", "other", "none"},
         "error_type": set(ERROR_TYPES),
         "gen_ai_request_model": {"tiny", "unknown"},
+        "endpoint": {kind.path for kind in served_kinds()} | {"other"},
     }
     series = 0
     for family in text_string_to_metric_families(text):

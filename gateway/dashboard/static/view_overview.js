@@ -1,5 +1,6 @@
-// Overview: traffic and latency over time, usage by feature and model, the latest calls.
+// Overview: traffic and latency over time, usage by feature, model and call kind, the latest calls.
 import { api } from "./api.js";
+import { barChart } from "./bar_chart.js";
 import { h, link, panel, table } from "./dom.js";
 import { legend, lineChart } from "./line_chart.js";
 import * as fmt from "./format.js";
@@ -47,9 +48,13 @@ function charts(traffic) {
   });
 }
 
+// A call kind is shown as its route; usage rolled up before kinds were kept apart has none.
+const kind = (endpoint) => endpoint ?? "(any kind)";
+
 const USAGE_COLUMNS = [
   { label: "feature", cell: (r) => r.feature ?? "(none)" },
   { label: "model", cell: (r) => r.model ?? "–" },
+  { label: "call kind", cell: (r) => kind(r.endpoint) },
   { label: "calls", cls: "num", cell: (r) => fmt.num(r.calls) },
   { label: "error rate", cls: "num", cell: (r) => fmt.pct(r.error_rate) },
   { label: "prompt tok", cls: "num", cell: (r) => fmt.num(r.prompt_tokens) },
@@ -66,12 +71,19 @@ export const CALL_COLUMNS = [
   { label: "feature", cell: (c) => c.feature ?? "(none)" },
   { label: "source", cell: (c) => c.source },
   { label: "model", cell: (c) => c.model ?? "–" },
+  { label: "kind", cell: (c) => kind(c.endpoint) },
   { label: "status", cell: (c) => h("span", { class: c.status_code >= 400 ? "bad" : "ok" }, c.status_code) },
   { label: "TTFT", cls: "num", cell: (c) => fmt.ms(c.ttft_ms) },
   { label: "e2e", cls: "num", cell: (c) => fmt.ms(c.e2e_ms) },
   { label: "tokens", cls: "num", cell: (c) => `${fmt.num(c.prompt_tokens)} → ${fmt.num(c.completion_tokens)}` },
   { label: "near ties", cls: "num", cell: (c) => fmt.num(c.near_ties) },
 ];
+
+function costByKind(kinds) {
+  const bars = kinds.map((k) => ({ label: kind(k.endpoint), value: k.cost }));
+  const max = Math.max(...kinds.map((k) => k.cost), 0) || 1;
+  return barChart({ id: "cost-by-kind", title: "Cost per call kind", bars, max, format: fmt.cost });
+}
 
 /** The overview view; params: range (1h, 6h, 24h) and source. */
 export async function overviewView(params) {
@@ -93,9 +105,15 @@ export async function overviewView(params) {
     controls(range, source),
     panel("Traffic and latency", h("div", { class: "chart-grid" }, charts(traffic))),
     panel(
-      `Usage by feature and model (last ${range}, all sources)`,
+      `Usage by feature, model and call kind (last ${range}, all sources)`,
       usage.data.length
         ? table(USAGE_COLUMNS, usage.data, { id: "usage-table" })
+        : h("p", { class: "empty" }, "No calls in this window."),
+    ),
+    panel(
+      `Cost per call kind (last ${range}, all sources)`,
+      usage.by_endpoint.length
+        ? costByKind(usage.by_endpoint)
         : h("p", { class: "empty" }, "No calls in this window."),
     ),
     panel(

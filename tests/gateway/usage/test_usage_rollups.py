@@ -35,8 +35,11 @@ def sessions() -> Iterator[sessionmaker[Session]]:
         engine.dispose()
 
 
-def _by_group(rows: list[dict[str, Any]]) -> dict[tuple[str | None, str | None], dict[str, Any]]:
-    return {(r["feature"], r["model"]): r for r in rows}
+Group = tuple[str | None, str | None, str | None]
+
+
+def _by_group(rows: list[dict[str, Any]]) -> dict[Group, dict[str, Any]]:
+    return {(r["feature"], r["model"], r["endpoint"]): r for r in rows}
 
 
 def _assert_same_usage(rolled: list[dict[str, Any]], exact: list[dict[str, Any]]) -> None:
@@ -91,6 +94,9 @@ def test_rollups_give_the_usage_of_the_calls_table(sessions: sessionmaker[Sessio
     assert report.hours >= 72 and report.days >= 2
     with sessions() as session:
         _check_every_window(session)
+        since, until = _window("everything")
+        kinds = {r["endpoint"] for r in usage_groups(session, None, since, until).rows}
+        assert kinds == {"/v1/chat/completions", "/v1/completions", "/v1/responses"}
     again = run_rollups(sessions, NOW)
     assert (again.hours, again.days) == (0, 0)
 
@@ -133,7 +139,7 @@ def test_a_late_call_is_counted_at_once_and_rolled_up_again(
         _check_every_window(session)  # the dirty hour and day are read from the calls
         since, until = _window("everything")
         rows = _by_group(usage_groups(session, TEAMS[1], since, until).rows)
-        assert rows[("chat", "tiny")]["prompt_tokens"] >= 1_000_000
+        assert rows[("chat", "tiny", "/v1/chat/completions")]["prompt_tokens"] >= 1_000_000
     report = run_rollups(sessions, NOW)
     assert (report.hours, report.days) == (1, 1)
     with sessions() as session:
