@@ -1,7 +1,7 @@
 """usage rollups per endpoint (the call kind), and which rolled hours to re-roll for it
 
 Revision ID: 4f40b2a4ff00
-Revises: 7b2d4e6f8a10
+Revises: a8d3c5e7f912
 Create Date: 2026-12-02 06:30:00.000000
 
 `usage_rollups` gains `endpoint`, the route of the calls it sums (`/v1/chat/completions`, ...).
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "4f40b2a4ff00"
-down_revision: str | None = "7b2d4e6f8a10"
+down_revision: str | None = "a8d3c5e7f912"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
