@@ -50,12 +50,16 @@ class KindCase:
         return Request.of(self.body, RESPONSES_TOKENS)
 
 
+# Every side asks for the top-5 logprobs the gateway would otherwise add, as the chat workload
+# does: the backend then does the same work on every side, and only the hop is measured.
 RESPONSES_BODY: dict[str, Any] = {
     "model": "tiny",
     "input": TEXT,
     "max_output_tokens": 200,
     "ignore_eos": True,
     "seed": 7,
+    "include": ["message.output_text.logprobs"],
+    "top_logprobs": 5,
 }
 CASES = {
     "responses": KindCase("responses", "/v1/responses", False, RESPONSES_BODY),
