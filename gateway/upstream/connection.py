@@ -128,7 +128,7 @@ class UpstreamConnection(asyncio.Protocol):
         self.busy = True
         self._transport.write(data)
         if body is not None:
-            await self._send_chunked(body)
+            await self._send_chunked(body, read_timeout)
         if read_timeout is not None:
             self._read_timeout = read_timeout
             self._last_data = self._loop.time()
@@ -139,8 +139,12 @@ class UpstreamConnection(asyncio.Protocol):
                 raise self._error
             await self._wait()
 
-    async def _send_chunked(self, body: StreamedBody) -> None:
-        """Write `body` as it is produced, at the pace the backend reads it."""
+    async def _send_chunked(self, body: StreamedBody, read_timeout: float | None) -> None:
+        """Write `body` as it is produced, at the pace the backend reads it.
+
+        A backend that stops reading for `read_timeout` ends the call (TimeoutError), as one
+        that stops answering does: the upload must not hold the connection and the call forever.
+        """
         transport = self._transport
         assert transport is not None
         async for chunk in body.chunks():
@@ -151,7 +155,8 @@ class UpstreamConnection(asyncio.Protocol):
             if chunk:
                 transport.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
             if self._write_paused:
-                await self._until_drained()
+                async with asyncio.timeout(read_timeout):
+                    await self._until_drained()
         else:
             transport.write(b"0\r\n\r\n")
 

@@ -24,7 +24,8 @@ class Upload:
 class UploadBackend:
     """Healthy on GET /health; answers each POST `status` with `answer` once it is read.
 
-    `marker_seen` is set as soon as the bytes read so far of a POST contain `marker`.
+    `marker_seen` is set as soon as the bytes read so far of a POST contain `marker`. With
+    `stalls`, a POST's body is never read: the handler waits until the backend stops.
     """
 
     marker: bytes = b""
@@ -34,6 +35,8 @@ class UploadBackend:
     marker_seen: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     server: ThreadingHTTPServer | None = None
+    stalls: bool = False
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     @property
     def url(self) -> str:
@@ -69,6 +72,9 @@ class UploadBackend:
                 self.end_headers()
 
             def do_POST(self) -> None:
+                if backend.stalls:
+                    backend.stopping.wait()
+                    return
                 if self.headers.get("Transfer-Encoding") == "chunked":
                     try:
                         body = backend._read_chunked(self)
@@ -97,4 +103,5 @@ class UploadBackend:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self.stopping.set()
         stop_serving(self.server)
