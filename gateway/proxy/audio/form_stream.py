@@ -40,7 +40,7 @@ class FormStream:
         self._bounds = bounds
         self._delimiter = b"\r\n--" + boundary
         # The body is read as if a line break came first, so the first delimiter is alike.
-        self._buffer = b"\r\n"
+        self._buffer = bytearray(b"\r\n")
         self._ended = False
         self._size = 0
         self._deadline = asyncio.get_running_loop().time() + bounds.timeout_s
@@ -74,14 +74,18 @@ class FormStream:
 
     async def _until(self, marker: bytes, bound: int, what: str) -> bytes:
         """The bytes before `marker` (consumed with it), refusing more than `bound` of them."""
-        while (end := self._buffer.find(marker)) < 0:
+        # Each search starts where the last one could not have missed the marker: a client
+        # that sends a field a byte at a time costs linear time, not quadratic.
+        start = 0
+        while (end := self._buffer.find(marker, start)) < 0:
             if len(self._buffer) > bound + len(marker):
                 raise GatewayError(400, f"The form's {what} is over {bound} bytes.", "file")
+            start = max(0, len(self._buffer) - len(marker) + 1)
             await self._more()
         if end > bound:
             raise GatewayError(400, f"The form's {what} is over {bound} bytes.", "file")
-        found = self._buffer[:end]
-        self._buffer = self._buffer[end + len(marker) :]
+        found = bytes(self._buffer[:end])
+        del self._buffer[: end + len(marker)]
         return found
 
     async def _after_delimiter(self) -> bool:
@@ -122,12 +126,14 @@ class FormStream:
         while True:
             end = self._buffer.find(self._delimiter)
             if end >= 0:
-                data, self._buffer = self._buffer[:end], self._buffer[end + len(self._delimiter) :]
+                data = bytes(self._buffer[:end])
+                del self._buffer[: end + len(self._delimiter)]
                 self.file_bytes += len(data)
                 yield data
                 break
             if len(self._buffer) > keep:
-                data, self._buffer = self._buffer[:-keep], self._buffer[-keep:]
+                data = bytes(self._buffer[:-keep])
+                del self._buffer[:-keep]
                 self.file_bytes += len(data)
                 yield data
             await self._more()
@@ -140,6 +146,6 @@ class FormStream:
             )
         # The epilogue is ignored, within the body's bound and deadline.
         while not self._ended:
-            self._buffer = b""
+            self._buffer.clear()
             await self._more()
-        self._buffer = b""
+        self._buffer.clear()
