@@ -41,6 +41,8 @@ REFUSED_FIELDS = (
 # and the untyped shorthand parts); `file` is OpenAI's, which vLLM refuses, checked anyway.
 MEDIA_KEYS = ("image_url", "audio_url", "video_url", "input_image", "file")
 MEDIA_URL_KEYS = ("url", "image_url", "file_data", "file_url")
+# Responses input items whose `output` list of parts vLLM renders as a tool message.
+TOOL_OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output")
 # vLLM refuses longer salts and these characters (generate/base/protocol.py).
 MAX_CACHE_SALT = 128
 FORBIDDEN_SALT_CHARS = frozenset("@/\\\x00")
@@ -81,7 +83,12 @@ def _media_urls(messages: Any, field: str = "messages") -> list[tuple[str, str]]
     if not isinstance(messages, list):
         return found
     for m, message in enumerate(messages):
-        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            continue
+        # A Responses tool output's `output` list becomes a tool message's content in vLLM,
+        # whose parts (an `input_image` too) it loads like a user's.
+        parts_key = "output" if message.get("type") in TOOL_OUTPUT_ITEMS else "content"
+        content = message.get(parts_key)
         if not isinstance(content, list):
             continue
         for c, part in enumerate(content):
@@ -89,7 +96,7 @@ def _media_urls(messages: Any, field: str = "messages") -> list[tuple[str, str]]
                 continue
             for key in MEDIA_KEYS:
                 value = part.get(key)
-                place = f"{field}[{m}].content[{c}].{key}"
+                place = f"{field}[{m}].{parts_key}[{c}].{key}"
                 if isinstance(value, str):
                     found.append((place, value))
                 elif isinstance(value, dict):

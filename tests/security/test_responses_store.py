@@ -173,3 +173,17 @@ def test_media_in_input_is_held_to_the_models_domains(stored: SecurityStack) -> 
         response = alpha.post(PATH, json={**BASE, "input": [{"role": "user", "content": [image]}]})
     assert response.status_code == 400
     assert response.json()["error"]["param"] == "input[0].content[0].image_url"
+
+
+@pytest.mark.parametrize("item_type", ["function_call_output", "custom_tool_call_output"])
+def test_media_in_a_tool_output_is_held_to_the_models_domains(
+    stored: SecurityStack, item_type: str
+) -> None:
+    # vLLM renders a tool output's `output` parts as a tool message's content, images too.
+    image = {"type": "input_image", "image_url": "http://169.254.169.254/latest/meta-data"}
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    output = {"type": item_type, "call_id": "c1", "output": [image]}
+    with stored.api("alpha") as alpha:
+        response = alpha.post(PATH, json={**BASE, "input": [call, output]})
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "input[1].output[0].image_url"
