@@ -51,7 +51,8 @@ async def _run_on(
     return {"status": status, "answer": answer}
 
 
-@router.post("/{model}/{operation}")
+# `path`: model names may hold slashes (`meta-llama/Llama-3.1-8B`); the action is the last segment.
+@router.post("/{model:path}/{operation}")
 async def run_operation(
     caller: AdminDep,
     state: StateDep,

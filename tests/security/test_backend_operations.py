@@ -14,11 +14,13 @@ import httpx
 import pytest
 
 from tests.support.databases import postgres_database
+from tests.support.gateway_probes import is_probe
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.listener import Listener
 
 pytestmark = pytest.mark.xdist_group("gateway-e2e")
-PROBES = {"/health", "/metrics", "/v1/models"}
+# Model names may hold slashes, as served names often do.
+SLASHED = "meta-llama/Llama-3.1-8B"
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +36,18 @@ def database() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def gateway(backends: tuple[Listener, Listener], database: str) -> Iterator[GatewayProcess]:
+def slashed_backend() -> Iterator[Listener]:
+    with Listener(body=b'{"success":true}') as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def gateway(
+    backends: tuple[Listener, Listener], slashed_backend: Listener, database: str
+) -> Iterator[GatewayProcess]:
     config = gateway_config(backends[0].url)
     config["models"][0]["backends"].append({"url": backends[1].url, "api_key": "backend-secret"})
+    config["models"].append({"name": SLASHED, "backends": [{"url": slashed_backend.url}]})
     process = GatewayProcess(config, database)
     with process:
         yield process
@@ -59,7 +70,9 @@ def _operate(
 
 
 def _heard(listener: Listener) -> list[tuple[str, str, bytes]]:
-    return [(h.method, h.path, h.body) for h in listener.requests() if h.path not in PROBES]
+    return [
+        (h.method, h.path, h.body) for h in listener.requests() if not is_probe(h.method, h.path)
+    ]
 
 
 def test_a_team_key_is_refused_and_nothing_is_sent(
@@ -161,3 +174,18 @@ def test_an_unknown_model_is_a_404(gateway: GatewayProcess, keys: dict[str, str]
             headers={"Authorization": f"Bearer {keys['admin']}"},
         )
     assert resp.status_code == 404 and "nope" in resp.json()["error"]["message"]
+
+
+def test_a_model_whose_name_holds_slashes_is_reached(
+    gateway: GatewayProcess, slashed_backend: Listener, keys: dict[str, str]
+) -> None:
+    with httpx.Client(base_url=gateway.url, timeout=30) as http:
+        resp = http.post(
+            f"/api/admin/backends/{SLASHED}/reset_prefix_cache",
+            headers={"Authorization": f"Bearer {keys['admin']}"},
+        )
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["model"] == SLASHED
+    assert [(method, path) for method, path, _ in _heard(slashed_backend)] == [
+        ("POST", "/reset_prefix_cache")
+    ]

@@ -20,8 +20,8 @@ from gateway.api.backend_operation_specs import OPERATIONS
 from gateway.api.vllm_route_table import METERED, OPERATOR, REFUSED, VLLM_ROUTES
 from gateway.app import proxy_endpoints
 from gateway.proxy.stored_responses import StoredResponsesEndpoint
-from gateway.routing.runner_probe import RUNNER_ROUTES
 from tests.support.databases import postgres_database
+from tests.support.gateway_probes import is_probe
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.listener import Listener
 
@@ -29,9 +29,6 @@ pytestmark = pytest.mark.xdist_group("gateway-e2e")
 TABLES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_routes" / "openapi"
 ROUTES_DOC = Path(__file__).resolve().parents[2] / "docs" / "routes.md"
 # What the gateway's health monitor asks every backend.
-PROBES = {"/health", "/metrics", "/v1/models"}
-# ... and the bodiless GETs that tell which runner a backend serves.
-RUNNER_PROBES = {f"GET {path}" for _, path in RUNNER_ROUTES}
 
 
 def vllm_routes() -> list[tuple[str, str]]:
@@ -97,8 +94,7 @@ def keys(database: str) -> dict[str, str]:
 
 
 def _not_probes(listener: Listener) -> list[str]:
-    heard = [f"{h.method} {h.path}" for h in listener.requests() if h.path not in PROBES]
-    return [line for line in heard if line not in RUNNER_PROBES]
+    return [f"{h.method} {h.path}" for h in listener.requests() if not is_probe(h.method, h.path)]
 
 
 def _assert_refused(resp: httpx.Response, path: str) -> None:
