@@ -33,6 +33,8 @@ from evals.suites import repository as suite_repo
 SPEC = TypeAdapter[AnswerSpec](AnswerSpec)
 MAX_ATTEMPTS = 3
 
+RESPONSES_PATH = "/v1/responses"
+
 
 class LeaseLimits(Protocol):
     """A named bound shared by the workers (RedisLimits, ProcessLimits)."""
@@ -78,6 +80,11 @@ def claim_job(
     body = dict(row.request)
     if row.priority is not None:
         body["priority"] = priority
+    if row.endpoint == RESPONSES_PATH:
+        # A resample is a fresh answer, not a response to keep: vLLM never evicts a stored one
+        # (and each counts against the team's bound), and a background one would only queue.
+        body["store"] = False
+        body.pop("background", None)
     spec = SPEC.validate_python(row.answer_spec) if row.answer_spec else TextAnswer()
     return LiveJob(
         sample_id,

@@ -30,20 +30,22 @@ def sessions(tmp_path: Path) -> Iterator[sessionmaker[Session]]:
 
 
 def sampled(sessions: sessionmaker[Session], text: str, **fields: Any) -> int:
+    defaults: dict[str, Any] = {
+        "endpoint": "/v1/chat/completions",
+        "request": {"model": "tiny", "messages": [{"role": "user", "content": "price?"}]},
+    }
     row = LiveSample(
         call_id=f"c-{text[:8]}-{len(fields)}",
         created_at=datetime.now(UTC),
         team_id=1,
         feature="pricing",
         model="tiny",
-        endpoint="/v1/chat/completions",
-        request={"model": "tiny", "messages": [{"role": "user", "content": "price?"}]},
         original_text=text,
         resamples=3,
         priority=1,
         status="pending",
         attempts=0,
-        **fields,
+        **{**defaults, **fields},
     )
     with sessions.begin() as session:
         session.add(row)
@@ -103,3 +105,12 @@ def test_no_answer_at_all_is_retried_then_given_up(sessions: sessionmaker[Sessio
         assert row.attempts == attempt + 1
         assert row.status == ("pending" if attempt < 2 else "failed")
     assert row.request is None and "ConnectError" in (row.error or "")
+
+
+def test_a_responses_resample_stores_nothing_and_never_runs_in_the_background(
+    sessions: sessionmaker[Session],
+) -> None:
+    request = {"model": "tiny", "input": "price?", "store": True, "background": True}
+    sample_id = sampled(sessions, "12 months", endpoint="/v1/responses", request=request)
+    job = claim(sessions, sample_id)
+    assert job.body == {"model": "tiny", "input": "price?", "store": False, "priority": 10}
