@@ -44,11 +44,17 @@ def list_calls(
     source: Annotated[str | None, Query(description="product, eval or live_sample")] = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    trace_id: Annotated[
+        str | None,
+        Query(pattern="^[0-9a-f]{32}$", description="a W3C trace id: 32 lowercase hex digits"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
 ) -> CallPage:
     """Calls of the caller's team, newest first."""
-    flt = call_queries.CallFilter(team_scope(caller), feature, model, status, source, since, until)
+    flt = call_queries.CallFilter(
+        team_scope(caller), feature, model, status, source, since, until, trace_id
+    )
     after = _decode_cursor(cursor) if cursor else None
     rows = call_queries.page_of_calls(session, flt, limit, after)
     next_cursor = _encode_cursor(rows[-1].created_at, rows[-1].id) if len(rows) == limit else None
