@@ -6,7 +6,7 @@ exactly (the simulator does not record request headers).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -43,14 +43,17 @@ class World:
     keys: dict[str, str]
 
     def send(
-        self, headers: list[tuple[str, str | bytes]], gateway: GatewayProcess | None = None
+        self, headers: Sequence[tuple[str, str | bytes]], gateway: GatewayProcess | None = None
     ) -> tuple[Heard, Call]:
         """One chat call with `headers` (repeats allowed): what went upstream and its row."""
         target = gateway or self.traced
         response = httpx.post(
             f"{target.url}/v1/chat/completions",
             json=BODY,
-            headers=[("Authorization", f"Bearer {self.keys['alpha']}"), *headers],
+            headers=[
+                (b"authorization", f"Bearer {self.keys['alpha']}".encode()),
+                *((n.encode(), v if isinstance(v, bytes) else v.encode()) for n, v in headers),
+            ],
             timeout=30,
         )
         assert response.status_code == 200, response.text
@@ -73,10 +76,10 @@ def world() -> Iterator[World]:
         keys = {"alpha": issue_key(url, "alpha"), "beta": issue_key(url, "beta")}
         config = gateway_config(backend.url)
         on = {"OTEL_SDK_DISABLED": "false", "OTEL_TRACES_EXPORTER": "otlp"}
-        traced = exits.enter_context(GatewayProcess(config, url, env=on))
-        untraced = exits.enter_context(
-            GatewayProcess(config, url, env={"OTEL_SDK_DISABLED": "true"})
-        )
+        traced = GatewayProcess(config, url, env=on)
+        untraced = GatewayProcess(config, url, env={"OTEL_SDK_DISABLED": "true"})
+        exits.enter_context(traced)
+        exits.enter_context(untraced)
         calls = CallReader(url)
         exits.callback(calls.close)
         yield World(traced, untraced, backend, calls, keys)
