@@ -16,6 +16,7 @@ _KEY = r"(?:[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_
 _VALUE = r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]"
 _MEMBER = rf"({_KEY})=({_VALUE})"
 MAX_MEMBERS = 32
+MAX_MEMBERS_LOOKED_AT = 4 * MAX_MEMBERS
 MAX_TRACESTATE_CHARS = 512
 # When the list must shrink to fit, members longer than this go first (the spec's advice).
 LONG_MEMBER_CHARS = 128
@@ -57,15 +58,21 @@ def parse_tracestate(values: list[str]) -> str | None:
     bounded to 32 members and 512 characters; None when nothing valid is left."""
     members: list[str] = []
     keys: set[str] = set()
-    for value in values:
-        for part in value[:MAX_HEADER_CHARS].split(","):
-            member = part.strip(" \t")
-            match = re.fullmatch(_MEMBER, member) if member else None
-            if match is None or match.group(1) in keys:
-                continue
-            keys.add(match.group(1))
-            members.append(member)
-    members = _bounded(members[:MAX_MEMBERS])
+    looked_at = 0
+    for part in ",".join(values)[:MAX_HEADER_CHARS].split(","):
+        member = part.strip(" \t")
+        if not member:
+            continue
+        # Past 32 valid members (or a few times that many tries) nothing more can be kept.
+        looked_at += 1
+        if len(members) == MAX_MEMBERS or looked_at > MAX_MEMBERS_LOOKED_AT:
+            break
+        match = re.fullmatch(_MEMBER, member)
+        if match is None or match.group(1) in keys:
+            continue
+        keys.add(match.group(1))
+        members.append(member)
+    members = _bounded(members)
     return ",".join(members) or None
 
 

@@ -117,3 +117,9 @@ def test_new_ids_are_valid_lowercase_hex() -> None:
     assert parent is not None and (parent.trace_id, parent.span_id) == (trace_id, span_id)
     assert format_traceparent(TRACE, SPAN, False) == f"00-{TRACE}-{SPAN}-00"
     assert new_trace_id() != trace_id
+
+
+def test_a_flood_of_invalid_members_is_cut_short() -> None:
+    flood = ",".join(["BAD"] * 3000 + ["late=1"])
+    assert parse_tracestate([flood]) is None
+    assert parse_tracestate(["early=1," + ", ," * 2000 + "BAD"]) == "early=1"
