@@ -15,21 +15,13 @@ import openai
 import pytest
 
 from plumbline.models import Call
+from tests.gateway.tracing.replies import BODY, CHAT_REPLY, CLIENT_SPAN, TRACE
 from tests.support.calls import CallReader
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.listener import Heard, Listener
 
 pytestmark = pytest.mark.xdist_group("gateway-trace-context")
-TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
-CLIENT_SPAN = "00f067aa0ba902b7"
-CHAT_REPLY = (
-    b'{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"tiny",'
-    b'"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},'
-    b'"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,'
-    b'"total_tokens":4}}'
-)
-BODY = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}
 
 
 @dataclass
