@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 from collections.abc import Iterator
 
 import aiohttp
@@ -28,6 +29,7 @@ from gateway.routing.health import HealthMonitor
 from gateway.routing.model_backends import ModelBackends
 from gateway.stability_metrics import StabilityCollector
 from gateway.state import GatewayState
+from gateway.tracing.sampler import sampler_from_env
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
@@ -169,6 +171,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         sampler=sampler,
         limiter=RateLimiter(config.limits.rate_limit_replicas),
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
+        tracing=sampler_from_env(os.environ),
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     loop = asyncio.get_running_loop()

@@ -17,6 +17,7 @@ from gateway.recording.call_sink import CallSink
 from gateway.response_owners.owners import ResponseOwners
 from gateway.routing.health import HealthMonitor
 from gateway.routing.model_backends import ModelBackends
+from gateway.tracing.sampler import TraceSampler
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
 from plumbline.settings import Settings
 
@@ -39,3 +40,5 @@ class GatewayState:
     sampler: LiveSampler
     limiter: RateLimiter
     response_owners: ResponseOwners
+    # The trace sampler the OTEL_* environment set at start-up; None: tracing is off.
+    tracing: TraceSampler | None = None

@@ -47,12 +47,16 @@ def list_calls(
     ] = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    trace_id: Annotated[
+        str | None,
+        Query(pattern="^[0-9a-f]{32}$", description="a W3C trace id: 32 lowercase hex digits"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
 ) -> CallPage:
     """Calls of the caller's team, newest first."""
     flt = call_queries.CallFilter(
-        team_scope(caller), feature, model, status, source, since, until, endpoint
+        team_scope(caller), feature, model, status, source, since, until, endpoint, trace_id
     )
     after = _decode_cursor(cursor) if cursor else None
     rows = call_queries.page_of_calls(session, flt, limit, after)

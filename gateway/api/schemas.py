@@ -16,6 +16,9 @@ class CallSummary(BaseModel):
     id: str
     created_at: datetime
     request_id: str
+    # The W3C trace id and the gateway's span id (None when tracing was off for the call).
+    trace_id: str | None = None
+    span_id: str | None = None
     team_id: int | None
     feature: str | None
     end_user: str | None

@@ -17,11 +17,12 @@ from gateway.metering.metered import Failure
 from gateway.metering.record import LiveSampleOrder
 from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.request_plan import MeasurementPlan
+from gateway.tracing.call_trace import CallTrace
 
 
 @dataclass(frozen=True, slots=True)
 class Arrival:
-    """What the call was on arrival: its ids, route, clock time and client-set labels."""
+    """What the call was on arrival: its ids, route, clock time, client-set labels, trace."""
 
     id: str
     created_at: datetime
@@ -30,6 +31,7 @@ class Arrival:
     t_arrival: float
     feature: str | None
     end_user: str | None
+    trace: CallTrace
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,4 +74,9 @@ def assemble_record(
         request_body=kept.request_body,
         response_body=delivery.response_body,
         live_sample=kept.live_sample,
+        trace_id=arrival.trace.trace_id,
+        span_id=arrival.trace.span_id,
+        parent_span_id=arrival.trace.parent_span_id,
+        trace_sampled=arrival.trace.sampled,
+        tracestate=arrival.trace.tracestate,
     )

@@ -39,6 +39,7 @@ from gateway.proxy.request_plan import plan_request
 from gateway.proxy.request_upload import RequestUpload
 from gateway.proxy.tenant_fields import confine_tenant_fields
 from gateway.state import GatewayState
+from gateway.tracing.call_trace import call_trace
 from gateway.upstream.streamed_body import StreamedBody
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class ProxyCall:
             t_arrival=t0,
             feature=feature,
             end_user=header_text(self.headers, b"x-plumbline-user", 256),
+            trace=call_trace(state.tracing, scope["headers"]),
         )
         self.attribution = Attribution(
             source_of(feature), state.config.recording.unattributed_retention_days
@@ -96,7 +98,7 @@ class ProxyCall:
             (self.arrival.request_id, self.arrival.id),
             state.config.limits,
         )
-        self.forwarder = Forwarder(state, self.relay, kind.path)
+        self.forwarder = Forwarder(state, self.relay, kind.path, self.arrival.trace)
         # The key whose token buckets pay for this call, once it is admitted.
         self.charged: KeyInfo | None = None
         # The request's upload, for kinds whose body is streamed upstream as it arrives.

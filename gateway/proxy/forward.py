@@ -12,6 +12,7 @@ from gateway.proxy.relay import Relay
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.routing.model_backends import Backend
 from gateway.state import GatewayState
+from gateway.tracing.call_trace import CallTrace
 from gateway.upstream.errors import (
     UpstreamConnectError,
     UpstreamDisconnected,
@@ -30,9 +31,13 @@ class Forwarder:
     Knows nothing of the call's kind: the relay and its meter do.
     """
 
-    def __init__(self, state: GatewayState, relay: Relay, path: str) -> None:
+    def __init__(
+        self, state: GatewayState, relay: Relay, path: str, trace: CallTrace | None = None
+    ) -> None:
         self.state = state
         self.relay = relay
+        # The call's traceparent/tracestate, the same on every attempt: the gateway's span.
+        self.trace_headers = dict(trace.upstream_headers) if trace is not None else {}
         # The upstream request line the call goes to (a GET has no body).
         self.method = "POST"
         self.path = path
@@ -111,7 +116,7 @@ class Forwarder:
         self.backend = backend.url
         label = relay.backend_label = self._label(backend, model)
         limits = self.state.config.limits
-        headers = {"X-Request-Id": relay.request_id}
+        headers = {"X-Request-Id": relay.request_id, **self.trace_headers}
         if self.method == "POST":
             content = body.content_type if isinstance(body, StreamedBody) else "application/json"
             headers = {"Content-Type": content, **headers}

@@ -23,6 +23,7 @@ class CallFilter:
     since: datetime | None = None
     until: datetime | None = None
     endpoint: str | None = None
+    trace_id: str | None = None
 
 
 def _apply(query: Select[tuple[Call]], f: CallFilter) -> Select[tuple[Call]]:
@@ -30,6 +31,8 @@ def _apply(query: Select[tuple[Call]], f: CallFilter) -> Select[tuple[Call]]:
         query = query.where(Call.team_id == f.team_id)
     if f.feature is not None:
         query = query.where(Call.feature == f.feature)
+    if f.trace_id is not None:
+        query = query.where(Call.trace_id == f.trace_id)
     if f.model is not None:
         query = query.where(Call.model == f.model)
     if f.source is not None:

@@ -93,6 +93,8 @@ def call_row(
         "created_at": record.created_at,
         "retention_days": record.retention_days,
         "request_id": record.request_id,
+        "trace_id": record.trace_id,
+        "span_id": record.span_id,
         "team_id": record.team_id,
         "key_id": record.key_id,
         "feature": record.feature,

@@ -28,6 +28,7 @@ class Call(Base):
         Index("ix_calls_team_created", "team_id", "created_at"),
         Index("ix_calls_feature_created", "feature", "created_at"),
         Index("ix_calls_request_id", "request_id"),
+        Index("ix_calls_trace_id", "trace_id"),
         # Rows arrive in time order, so a BRIN index (a few pages per million rows) narrows any
         # time range to its block ranges: the usage endpoint's edges and the panels' windows.
         Index("ix_calls_created_brin", "created_at", postgresql_using="brin"),
@@ -42,6 +43,9 @@ class Call(Base):
         SmallInteger, primary_key=True, default=0, server_default="0"
     )
     request_id: Mapped[str] = mapped_column(String(128))
+    # The W3C trace the call belongs to and the gateway's span in it (None: tracing was off).
+    trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    span_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
     team_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     key_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     feature: Mapped[str | None] = mapped_column(String(128), nullable=True)

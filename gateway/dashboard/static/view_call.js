@@ -48,6 +48,7 @@ function metadata(c) {
   return facts([
     ["call id", c.id],
     ["request id", c.request_id],
+    ["trace id", c.trace_id ? `${c.trace_id} (gateway span ${c.span_id})` : null],
     ["created", fmt.time(c.created_at)],
     ["feature", c.feature],
     ["end user", c.end_user],
