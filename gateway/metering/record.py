@@ -77,6 +77,12 @@ class CallRecord:
     response_body: bytes | None = None
     # Set when the call was picked for live resampling (see gateway.live_sampling).
     live_sample: LiveSampleOrder | None = None
+    # W3C trace context of the gateway's span (see gateway.tracing): ids in lowercase hex.
+    trace_id: str | None = None
+    span_id: str | None = None
+    parent_span_id: str | None = None
+    trace_sampled: bool = False
+    tracestate: str | None = None
 
     # Records are pickled to the recorder process by the gateway's hand-off thread, which holds
     # the GIL meanwhile: their state is the bare values in slot order, gathered in C.
