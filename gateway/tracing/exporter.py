@@ -50,6 +50,8 @@ class SpanExporter:
         self._queue: deque[tuple[CallRecord, dict[str, Any]]] = deque()
         self._wake = threading.Event()
         self._stopping = False
+        # Set by `stop`: cuts a retry's back-off short.
+        self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self.exported = 0
         self.dropped = dict.fromkeys(DROP_REASONS, 0)
@@ -84,9 +86,11 @@ class SpanExporter:
     def stop(self) -> None:
         """Export what is queued (one try per batch, within the export timeout), then stop."""
         self._stopping = True
+        self._stopped.set()
         self._wake.set()
         if self._thread is not None:
-            self._thread.join(self.settings.export_timeout_s + self.settings.timeout_s)
+            # The request in flight (connect and read timeouts), then the final pass.
+            self._thread.join(self.settings.export_timeout_s + 2 * self.settings.timeout_s + 1)
         self._http.close()
 
     def _run(self) -> None:
@@ -132,8 +136,8 @@ class SpanExporter:
         headers = self.settings.headers | {"Content-Type": "application/x-protobuf"}
         problem = ""
         for attempt in range(tries):
-            if attempt:
-                time.sleep(BACKOFF_S * 2 ** (attempt - 1))
+            if attempt and self._stopped.wait(BACKOFF_S * 2 ** (attempt - 1)):
+                break
             try:
                 reply = self._http.request(
                     "POST",

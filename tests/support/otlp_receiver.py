@@ -91,7 +91,6 @@ class OtlpReceiver:
 
     def _take(self, path: str, body: bytes, headers: dict[str, str]) -> bytes | None:
         with self._lock:
-            self.requests += 1
             if path == "/v1/traces":
                 traces = ExportTraceServiceRequest.FromString(body)
                 for resource_spans in traces.resource_spans:
@@ -122,6 +121,8 @@ class OtlpReceiver:
                     return
                 body = self.rfile.read(length)
                 headers = {name.lower(): value for name, value in self.headers.items()}
+                with receiver._lock:
+                    receiver.requests += 1
                 if receiver.status != 200:
                     self.send_error(receiver.status)
                     return

@@ -21,7 +21,9 @@ PARENT = "b7ad6b7169203331"
 
 
 def _traced(**fields: Any) -> CallRecord:
-    context = dict(trace_id=TRACE, span_id=SPAN, parent_span_id=PARENT, trace_sampled=True)
+    context: dict[str, Any] = dict(
+        trace_id=TRACE, span_id=SPAN, parent_span_id=PARENT, trace_sampled=True
+    )
     return make_record(**(context | fields))
 
 
