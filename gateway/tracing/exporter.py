@@ -38,6 +38,9 @@ TRIES = 3
 BACKOFF_S = 0.5
 # The collector's reply is not needed; read a little of it for the log.
 READ_LIMIT = 512
+# The final pass at shutdown gets at most this long (or the export timeout, if shorter): a hung
+# collector must not keep the recorder, and so the gateway's shutdown, waiting long.
+SHUTDOWN_S = 5.0
 DROP_REASONS = ("queue_full", "export_failed", "unbuildable")
 
 
@@ -90,7 +93,7 @@ class SpanExporter:
         self._wake.set()
         if self._thread is not None:
             # The request in flight (connect and read timeouts), then the final pass.
-            self._thread.join(self.settings.export_timeout_s + 2 * self.settings.timeout_s + 1)
+            self._thread.join(self._final_pass_s() + 2 * self.settings.timeout_s + 1)
         self._http.close()
 
     def _run(self) -> None:
@@ -98,7 +101,8 @@ class SpanExporter:
             self._wake.wait(self.settings.schedule_delay_s)
             self._wake.clear()
             stopping = self._stopping
-            deadline = time.monotonic() + self.settings.export_timeout_s
+            budget = self._final_pass_s() if stopping else self.settings.export_timeout_s
+            deadline = time.monotonic() + budget
             while self._queue and time.monotonic() < deadline:
                 self._export(self._take(), tries=1 if stopping else TRIES)
                 if not stopping and len(self._queue) < self.settings.max_export_batch_size:
@@ -107,6 +111,9 @@ class SpanExporter:
                 self.dropped["export_failed"] += len(self._queue)
                 self._queue.clear()
                 return
+
+    def _final_pass_s(self) -> float:
+        return min(self.settings.export_timeout_s, SHUTDOWN_S)
 
     def _take(self) -> list[Span]:
         spans: list[Span] = []
