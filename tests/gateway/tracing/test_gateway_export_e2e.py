@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from plumbline.blocking_http import BlockingHttp
 from simulator.process import SimulatorProcess
@@ -18,7 +19,9 @@ from tests.support.otlp_receiver import HungCollector
 from tests.support.scenarios import simulator_config
 
 pytestmark = pytest.mark.xdist_group("gateway-e2e")
-QUESTION = [{"role": "user", "content": "What is the indemnity cap in this contract?"}]
+QUESTION: list[ChatCompletionMessageParam] = [
+    {"role": "user", "content": "What is the indemnity cap in this contract?"}
+]
 
 
 @pytest.fixture(scope="module")
@@ -55,23 +58,23 @@ def test_a_hung_collector_costs_no_call_and_the_counters_are_in_metrics(
     key = issue_key(database, "team-a")
     config = gateway_config(simulator.base_url)
     reader = CallReader(database)
-    with (
-        HungCollector() as hung,
-        GatewayProcess(config, database, env=_otel_env(hung.url)) as gateway,
-        openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=key, max_retries=0) as client,
-    ):
-        # More calls than the span queue holds.
-        for _ in range(20):
-            raw = client.chat.completions.with_raw_response.create(
-                model="tiny", messages=QUESTION, max_tokens=8
-            )
-            assert raw.http_response.status_code == 200
-            assert reader.wait(raw.headers["x-plumbline-call-id"]).status_code == 200
-        with BlockingHttp() as http:
-            text = http.request(
-                "GET", f"{gateway.url}/metrics", timeout_s=10, read_limit=2**22
-            ).body.decode()
-        log = gateway.log_tail(400)
+    with HungCollector() as hung:
+        gateway = GatewayProcess(config, database, env=_otel_env(hung.url))
+        with (
+            gateway,
+            openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=key, max_retries=0) as client,
+        ):
+            # More calls than the span queue holds.
+            for _ in range(20):
+                raw = client.chat.completions.with_raw_response.create(
+                    model="tiny", messages=QUESTION, max_tokens=8
+                )
+                assert raw.http_response.status_code == 200
+                assert reader.wait(raw.headers["x-plumbline-call-id"]).status_code == 200
+            with BlockingHttp() as http:
+                page = http.request("GET", f"{gateway.url}/metrics", timeout_s=10, read_limit=2**22)
+            log = gateway.log_tail(400)
+    text = page.body.decode()
     reader.close()
     assert _metric(text, "plumbline_trace_spans_exported_total") == 0
     for reason in ("queue_full", "export_failed", "unbuildable"):
