@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
@@ -171,3 +172,8 @@ def test_a_call_with_no_finish_time_ends_where_it_starts() -> None:
     record = _traced(t_done=None, token_chunk_times=[])
     span, _, _ = _span(record)
     assert span.end_time_unix_nano == span.start_time_unix_nano
+
+
+def test_the_trace_context_crosses_to_the_recorder_with_the_record() -> None:
+    record = _traced(tracestate="vendor=abc")
+    assert pickle.loads(pickle.dumps(record)) == record
