@@ -42,7 +42,7 @@ class Recorder:
         self.sink = LogSink(self.engine, self.config, observer=self._observe)
         # The gateway checked these variables at its start-up; this process inherits them.
         settings = trace_export_settings(os.environ)
-        self.spans = SpanExporter(settings) if settings.enabled else None
+        self.spans = SpanExporter(settings, policy=self.sink.policy) if settings.enabled else None
         self._send_lock = threading.Lock()
         self._done = threading.Event()
 

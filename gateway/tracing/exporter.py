@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -20,6 +21,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
 from gateway.metering.record import CallRecord
+from gateway.recording.stored_text import RedactionPolicy
 from gateway.tracing.otlp_settings import TraceExportSettings
 from gateway.tracing.spans import (
     SCHEMA_URL,
@@ -47,8 +49,15 @@ DROP_REASONS = ("queue_full", "export_failed", "unbuildable")
 class SpanExporter:
     """Takes sampled calls from the journal thread; exports their spans from its own thread."""
 
-    def __init__(self, settings: TraceExportSettings, http: BlockingHttp | None = None) -> None:
+    def __init__(
+        self,
+        settings: TraceExportSettings,
+        http: BlockingHttp | None = None,
+        policy: RedactionPolicy | None = None,
+    ) -> None:
         self.settings = settings
+        # The writer's redaction: bodies in spans are the bodies as stored, or none.
+        self._policy = policy
         self._http = http or BlockingHttp()
         self._queue: deque[tuple[CallRecord, dict[str, Any]]] = deque()
         self._wake = threading.Event()
@@ -82,9 +91,29 @@ class SpanExporter:
         if len(self._queue) >= self.settings.max_queue_size:
             self.dropped["queue_full"] += 1
             return
-        self._queue.append((record, row))
+        self._queue.append((self._slim(record), row))
         if len(self._queue) >= self.settings.max_export_batch_size:
             self._wake.set()
+
+    def _slim(self, record: CallRecord) -> CallRecord:
+        """The record without what its span does not need, so the queue's bound holds memory."""
+        keep = record.store_body and self._policy is not None
+        limit = self._policy.max_body_bytes if self._policy is not None else 0
+        return replace(
+            record,
+            logprob_chunks=[],
+            token_chunk_times=[],
+            request_body=record.request_body[:limit] if keep and record.request_body else None,
+            response_body=record.response_body[:limit] if keep and record.response_body else None,
+        )
+
+    def _bodies(self, record: CallRecord) -> tuple[str | None, str | None]:
+        if self._policy is None or not record.store_body:
+            return None, None
+        request = self._policy.request(record.request_body) if record.request_body else None
+        response = record.response_body
+        answer = self._policy.response(response, record.stream) if response else None
+        return request, answer
 
     def stop(self) -> None:
         """Export what is queued (one try per batch, within the export timeout), then stop."""
@@ -120,7 +149,9 @@ class SpanExporter:
         while self._queue and len(spans) < self.settings.max_export_batch_size:
             record, row = self._queue.popleft()
             try:
-                spans.append(call_span(record, row, latest=self.settings.latest_semconv))
+                latest = self.settings.latest_semconv
+                bodies = self._bodies(record)
+                spans.append(call_span(record, row, latest=latest, bodies=bodies))
             except Exception:
                 self.dropped["unbuildable"] += 1
                 log.exception("the span of call %s could not be built", record.id)

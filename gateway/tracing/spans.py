@@ -25,6 +25,8 @@ SEMCONV_LATEST = "1.41.0"
 SEMCONV_DEFAULT = "1.36.0"
 SCHEMA_URL = "https://opentelemetry.io/schemas/{}"
 PROVIDER = "vllm"
+# Collectors cap attribute sizes; a body beyond this is cut (its stored copy is whole).
+MAX_BODY_CHARS = 16 * 1024
 OPERATIONS = {
     "/v1/chat/completions": "chat",
     "/v1/responses": "chat",
@@ -133,8 +135,17 @@ def _is_error(record: CallRecord) -> bool:
     return record.status_code >= 400 or record.error_type is not None
 
 
-def call_span(record: CallRecord, row: dict[str, Any], *, latest: bool = False) -> Span:
-    """The gateway's span of a call whose record carries a trace context."""
+def call_span(
+    record: CallRecord,
+    row: dict[str, Any],
+    *,
+    latest: bool = False,
+    bodies: tuple[str | None, str | None] = (None, None),
+) -> Span:
+    """The gateway's span of a call whose record carries a trace context.
+
+    `bodies`: the request and response as stored (redacted), for teams that store bodies.
+    """
     if record.trace_id is None or record.span_id is None:
         raise ValueError(f"call {record.id} has no trace context")
     attributes = gen_ai_attributes(record, row, latest)
@@ -143,6 +154,9 @@ def call_span(record: CallRecord, row: dict[str, Any], *, latest: bool = False) 
     attributes["plumbline.team"] = record.team_name
     attributes["plumbline.end_user.hash"] = end_user_hash(record)
     attributes["http.response.status_code"] = record.status_code
+    request, response = bodies
+    attributes["plumbline.request.body"] = request[:MAX_BODY_CHARS] if request else None
+    attributes["plumbline.response.body"] = response[:MAX_BODY_CHARS] if response else None
     events = []
     if row["ttft_ms"] is not None:
         events.append(

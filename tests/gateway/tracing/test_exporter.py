@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from gateway.config import RedactionConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.rows import call_row
+from gateway.recording.stored_text import RedactionPolicy
 from gateway.tracing.exporter import TRIES, SpanExporter
 from gateway.tracing.otlp_settings import TraceExportSettings
 from gateway.tracing.spans import SCHEMA_URL, SEMCONV_LATEST
@@ -156,3 +158,33 @@ def test_a_record_whose_span_cannot_be_built_is_counted_and_the_rest_go(
     finally:
         exporter.stop()
     assert exporter.dropped["unbuildable"] == 1
+
+
+def test_bodies_go_only_for_teams_that_store_them_and_only_as_stored(
+    receiver: OtlpReceiver,
+) -> None:
+    policy = RedactionPolicy(RedactionConfig())
+    exporter = SpanExporter(_settings(receiver.url), policy=policy)
+    request = b'{"messages": [{"role": "user", "content": "mail bob@example.com the cap"}]}'
+    response = b'{"choices": [{"message": {"content": "Sent to bob@example.com."}}]}'
+    stored, stored_row = _traced(1)
+    stored = replace(
+        stored, store_body=True, stream=False, request_body=request, response_body=response
+    )
+    private, private_row = _traced(2)
+    private = replace(private, request_body=request, response_body=response)
+    exporter.start()
+    try:
+        exporter.offer(stored, stored_row)
+        exporter.offer(private, private_row)
+        wait_until(lambda: len(receiver.spans) == 2, timeout=20, what="two spans")
+    finally:
+        exporter.stop()
+    shown = receiver.span_of(stored.id)
+    hidden = receiver.span_of(private.id)
+    assert shown is not None and hidden is not None
+    assert shown.attributes["plumbline.request.body"] == policy.request(request)
+    assert shown.attributes["plumbline.response.body"] == policy.response(response, False)
+    assert "bob@example.com" not in str(shown.attributes) and "the cap" in str(shown.attributes)
+    assert "plumbline.request.body" not in hidden.attributes
+    assert "plumbline.response.body" not in hidden.attributes
