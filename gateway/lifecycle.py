@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import os
 from collections.abc import Iterator
 
@@ -23,16 +24,21 @@ from gateway.recording.call_sink import CallSink
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_process import RecorderProcess
 from gateway.recording.sink import LogSink
+from gateway.recording.sink_stats import SinkStats
 from gateway.response_owners.owners import ResponseOwners
 from gateway.response_owners.repository import OwnerRepository
 from gateway.routing.health import HealthMonitor
 from gateway.routing.model_backends import ModelBackends
 from gateway.stability_metrics import StabilityCollector
 from gateway.state import GatewayState
-from gateway.tracing.sampler import sampler_from_env
+from gateway.tracing.exporter import DROP_REASONS
+from gateway.tracing.otlp_settings import trace_export_settings
+from gateway.tracing.sampler import TraceSampler, sampler_from_env
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class SchemaMissingError(RuntimeError):
@@ -57,6 +63,21 @@ def _key_lookup_metrics(state: GatewayState) -> Iterator[Metric]:
     yield from (now, done)
 
 
+def _trace_export_metrics(stats: SinkStats) -> Iterator[Metric]:
+    exported = CounterMetricFamily(
+        "plumbline_trace_spans_exported", "Call spans the OTLP collector accepted"
+    )
+    exported.add_metric([], stats.trace_exported)
+    dropped = CounterMetricFamily(
+        "plumbline_trace_spans_dropped",
+        "Call spans not exported: queue full, collector failing, or not buildable",
+        labels=["reason"],
+    )
+    for reason in DROP_REASONS:
+        dropped.add_metric([reason], getattr(stats, f"trace_dropped_{reason}"))
+    yield from (exported, dropped)
+
+
 def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     sink = state.sink
     queue = GaugeMetricFamily("plumbline_sink_queue_depth", "Call records waiting to be written")
@@ -75,6 +96,7 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     )
     quarantined.add_metric([], sink.stats.quarantined)
     yield from (queue, up, records, pending, quarantined)
+    yield from _trace_export_metrics(sink.stats)
     yield from _key_lookup_metrics(state)
     labels = ["model", "backend"]
     healthy = GaugeMetricFamily(
@@ -116,6 +138,8 @@ def check_schema(engine: Engine) -> None:
 def _call_sink(
     settings: Settings, config: GatewayConfig, metrics: GatewayMetrics, engine: Engine
 ) -> CallSink:
+    # Checked here so a bad OTEL_* variable stops the start-up, not each recorder it spawns.
+    tracing = trace_export_settings(os.environ)
     if not config.recording.in_process:
         return RecorderProcess(
             settings.database.url,
@@ -123,11 +147,22 @@ def _call_sink(
             config.recording,
             observer=metrics.observe,
         )
+    if tracing.enabled:
+        log.warning("trace export runs in the recorder process; recording.in_process has none")
     return LogSink(
         engine,
         config.recording,
         observer=lambda record, row: metrics.observe(CallObservation.of(record, row)),
     )
+
+
+def _trace_sampler(config: GatewayConfig) -> TraceSampler | None:
+    """The sampler of the gateway's spans; None (pass the client's context on) without export."""
+    # Without an exporter the gateway's span would never exist, and a vLLM span made its child
+    # would hang off nothing in the client's trace.
+    if config.recording.in_process or not trace_export_settings(os.environ).enabled:
+        return None
+    return sampler_from_env(os.environ)
 
 
 async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState:
@@ -171,7 +206,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         sampler=sampler,
         limiter=RateLimiter(config.limits.rate_limit_replicas),
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
-        tracing=sampler_from_env(os.environ),
+        tracing=_trace_sampler(config),
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     loop = asyncio.get_running_loop()

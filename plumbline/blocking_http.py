@@ -64,19 +64,21 @@ class BlockingHttp:
         *,
         timeout_s: float,
         json: Any = None,
+        data: bytes | None = None,
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, str | int] | None = None,
         read_limit: int = 0,
     ) -> Reply:
         """Send one request, redirects not followed; the reply holds up to `read_limit` bytes.
 
-        `json`, when given, is the body. The body is not read unless `read_limit` is set.
+        `json`, when given, is the body (else `data`, bytes sent as they are). The body is not
+        read unless `read_limit` is set.
         Raises what aiohttp raises (aiohttp.ClientError, TimeoutError) and what `check_url` or
         the session's guard raise. `timeout_s` bounds the connection and each read.
         """
         if self._check_url is not None:
             self._check_url(url)
-        body = None
+        body = data
         if json is not None:
             body = orjson.dumps(json)
             given = dict(headers or {})

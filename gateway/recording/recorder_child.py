@@ -9,6 +9,7 @@ gateway's end of the socket closes (the gateway died): then it journals and writ
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 import sys
@@ -23,6 +24,8 @@ from gateway.metering.record import CallRecord
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
 from gateway.recording.sink import LogSink
+from gateway.tracing.exporter import SpanExporter
+from gateway.tracing.otlp_settings import trace_export_settings
 from plumbline.db import create_db_engine
 
 log = logging.getLogger(__name__)
@@ -37,21 +40,30 @@ class Recorder:
         self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size)
         self.observations: deque[CallObservation] = deque()
         self.sink = LogSink(self.engine, self.config, observer=self._observe)
+        # The gateway checked these variables at its start-up; this process inherits them.
+        settings = trace_export_settings(os.environ)
+        self.spans = SpanExporter(settings, policy=self.sink.policy) if settings.enabled else None
         self._send_lock = threading.Lock()
         self._done = threading.Event()
 
     def _observe(self, record: CallRecord, row: dict[str, Any]) -> None:
         self.observations.append(CallObservation.of(record, row))
+        if self.spans is not None:
+            self.spans.offer(record, row)
 
     def run(self) -> None:
         """Take records until told to stop or the gateway goes away, then drain and report."""
         self.sink.start()
+        if self.spans is not None:
+            self.spans.start()
         reporter = threading.Thread(target=self._report_loop, name="plumbline-recorder-report")
         reporter.start()
         try:
             self._receive()
         finally:
             self.sink.stop()
+            if self.spans is not None:
+                self.spans.stop()
             self._done.set()
             reporter.join()
             self._report(final=True)
@@ -84,7 +96,7 @@ class Recorder:
         while self.observations:
             observations.append(self.observations.popleft())
         report = Report(
-            stats=asdict(self.sink.stats),
+            stats=asdict(self.sink.stats) | (self.spans.counts() if self.spans else {}),
             queue_depth=self.sink.queue_depth,
             spooled_files=self.sink.spooled_files(),
             observations=observations,

@@ -38,6 +38,10 @@ COUNTERS = (
     "dropped",
     "failed_batches",
     "quarantined",
+    "trace_exported",
+    "trace_dropped_queue_full",
+    "trace_dropped_export_failed",
+    "trace_dropped_unbuildable",
 )
 # How long `stop` waits for the recorder to write what it holds before leaving it to finish.
 STOP_WAIT_S = 60.0

@@ -19,5 +19,10 @@ class SinkStats:
     failed_batches: int = 0
     # Rows the database refused for their content, kept in the spool's quarantine directory.
     quarantined: int = 0
+    # Spans of sampled calls sent to the OTLP collector, and those dropped (see gateway.tracing).
+    trace_exported: int = 0
+    trace_dropped_queue_full: int = 0
+    trace_dropped_export_failed: int = 0
+    trace_dropped_unbuildable: int = 0
     database_up: bool = True
     last_batch_seconds: float = 0.0

@@ -36,6 +36,8 @@ GATEWAY_SIDE = frozenset(
         "plumbline_sink_database_up",
         "plumbline_sink_records_total",
         "plumbline_sink_quarantined_rows_total",
+        "plumbline_trace_spans_exported_total",
+        "plumbline_trace_spans_dropped_total",
         "plumbline_spool_pending_files",
         "plumbline_backend_up",
         "plumbline_backend_in_flight",

@@ -20,6 +20,7 @@ from tests.support.calls import CallReader
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.listener import Heard, Listener
+from tests.support.otlp_receiver import free_port_url
 
 pytestmark = pytest.mark.xdist_group("gateway-trace-context")
 
@@ -67,9 +68,10 @@ def world() -> Iterator[World]:
         url = exits.enter_context(postgres_database("plumbline_trace_context"))
         keys = {"alpha": issue_key(url, "alpha"), "beta": issue_key(url, "beta")}
         config = gateway_config(backend.url)
-        on = {"OTEL_SDK_DISABLED": "false", "OTEL_TRACES_EXPORTER": "otlp"}
+        on = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": free_port_url()}
         traced = GatewayProcess(config, url, env=on)
-        untraced = GatewayProcess(config, url, env={"OTEL_SDK_DISABLED": "true"})
+        # No exporter configured, as by default: no gateway span, the client's context passes on.
+        untraced = GatewayProcess(config, url)
         exits.enter_context(traced)
         exits.enter_context(untraced)
         calls = CallReader(url)

@@ -16,6 +16,7 @@ from tests.support.calls import CallReader
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.http_thread import serve_in_thread, stop_serving
+from tests.support.otlp_receiver import free_port_url
 
 pytestmark = pytest.mark.xdist_group("gateway-trace-retries")
 
@@ -70,7 +71,7 @@ def setup() -> Iterator[tuple[GatewayProcess, Backend, Backend, CallReader, str]
         key = issue_key(url, "alpha")
         config = gateway_config(failing.url)
         config["models"][0]["backends"] = [{"url": failing.url}, {"url": serving.url}]
-        gateway = GatewayProcess(config, url, env={"OTEL_SDK_DISABLED": "false"})
+        gateway = GatewayProcess(config, url, env={"OTEL_EXPORTER_OTLP_ENDPOINT": free_port_url()})
         exits.enter_context(gateway)
         calls = CallReader(url)
         exits.callback(calls.close)

@@ -1,0 +1,135 @@
+"""Trace export settings from the standard OTEL_* environment variables, read once at start-up."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+HTTP_PROTOBUF = "http/protobuf"
+DEFAULT_SERVICE_NAME = "plumbline-gateway"
+
+
+class OtlpSettingsError(ValueError):
+    """An OTEL_* variable the gateway cannot honour; the message says what to set instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceExportSettings:
+    """Where and how spans go; `endpoint` None means trace export is off."""
+
+    endpoint: str | None = None
+    # Collector credentials live here: never logged, never shown (see `__repr__`).
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    timeout_s: float = 10.0
+    service_name: str = DEFAULT_SERVICE_NAME
+    resource_attributes: dict[str, str] = field(default_factory=dict)
+    max_queue_size: int = 2048
+    schedule_delay_s: float = 5.0
+    max_export_batch_size: int = 512
+    export_timeout_s: float = 30.0
+    latest_semconv: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        """True when spans are to be exported."""
+        return self.endpoint is not None
+
+
+def _key_values(text: str, name: str) -> dict[str, str]:
+    """`k1=v1,k2=v2` (W3C baggage-like), keys and values url-decoded."""
+    pairs: dict[str, str] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            # The value may be a credential: name the variable, not its content.
+            raise OtlpSettingsError(f"{name} must be a list of key=value pairs")
+        pairs[unquote(key.strip())] = unquote(value.strip())
+    return pairs
+
+
+def _number(env: Mapping[str, str], name: str, default: float, *, scale: float = 1.0) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise OtlpSettingsError(f"{name} must be a number, got {raw!r}") from None
+    if value < 0:
+        raise OtlpSettingsError(f"{name} must not be negative, got {raw!r}")
+    return value * scale
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    value = int(_number(env, name, default))
+    if value < 1:
+        raise OtlpSettingsError(f"{name} must be at least 1")
+    return value
+
+
+def _endpoint(env: Mapping[str, str]) -> str | None:
+    # The per-signal endpoint is used as is; the generic one gets the signal's path.
+    traces = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    generic = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    endpoint = traces or (generic.rstrip("/") + "/v1/traces" if generic else "")
+    if not endpoint:
+        return None
+    if not endpoint.startswith(("http://", "https://")):
+        raise OtlpSettingsError("the OTLP traces endpoint must be an http:// or https:// URL")
+    return endpoint
+
+
+def _protocol(env: Mapping[str, str]) -> None:
+    for name in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        protocol = env.get(name, "").strip()
+        if not protocol:
+            continue
+        if protocol != HTTP_PROTOBUF:
+            raise OtlpSettingsError(
+                f"{name}={protocol!r} is not supported: Plumbline exports OTLP over HTTP "
+                f"(set {name}={HTTP_PROTOBUF} and point the endpoint at the collector's "
+                "OTLP/HTTP port, usually 4318)"
+            )
+        return
+
+
+def trace_export_settings(env: Mapping[str, str]) -> TraceExportSettings:
+    """The settings the environment asks for; export is off unless an endpoint is set."""
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return TraceExportSettings()
+    exporters = env.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() or "otlp"
+    if exporters == "none":
+        return TraceExportSettings()
+    if exporters != "otlp":
+        raise OtlpSettingsError(f"OTEL_TRACES_EXPORTER={exporters!r}: only otlp or none")
+    _protocol(env)
+    headers = _key_values(env.get("OTEL_EXPORTER_OTLP_HEADERS", ""), "OTEL_EXPORTER_OTLP_HEADERS")
+    headers |= _key_values(
+        env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS", ""), "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+    )
+    timeout_name = (
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
+        if env.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "").strip()
+        else "OTEL_EXPORTER_OTLP_TIMEOUT"
+    )
+    resource = _key_values(env.get("OTEL_RESOURCE_ATTRIBUTES", ""), "OTEL_RESOURCE_ATTRIBUTES")
+    service = env.get("OTEL_SERVICE_NAME", "").strip() or resource.get(
+        "service.name", DEFAULT_SERVICE_NAME
+    )
+    opt_in = {part.strip() for part in env.get("OTEL_SEMCONV_STABILITY_OPT_IN", "").split(",")}
+    # Durations are milliseconds in the specification.
+    return TraceExportSettings(
+        endpoint=_endpoint(env),
+        headers=headers,
+        timeout_s=_number(env, timeout_name, 10_000, scale=1e-3),
+        service_name=service,
+        resource_attributes=resource,
+        max_queue_size=_count(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
+        schedule_delay_s=_number(env, "OTEL_BSP_SCHEDULE_DELAY", 5000, scale=1e-3),
+        max_export_batch_size=_count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
+        export_timeout_s=_number(env, "OTEL_BSP_EXPORT_TIMEOUT", 30_000, scale=1e-3),
+        latest_semconv="gen_ai_latest_experimental" in opt_in,
+    )

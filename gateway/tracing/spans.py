@@ -1,0 +1,195 @@
+"""One OTLP span per recorded call, from the record and the `calls` row built from it.
+
+The span follows the OpenTelemetry GenAI semantic conventions (`gen_ai.*`, still experimental):
+by default the v1.36.0 names that instrumentations are told to keep emitting, and with
+`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` the pinned latest version. Plumbline's
+own measurements are under `plumbline.*`. Figures come from the row, so a span and the call's
+stored row always agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from gateway.metering.record import CallRecord
+
+# The GenAI conventions version emitted with `gen_ai_latest_experimental`.
+SEMCONV_LATEST = "1.41.0"
+# The version an instrumentation emits without the opt-in (the conventions' transition plan).
+SEMCONV_DEFAULT = "1.36.0"
+SCHEMA_URL = "https://opentelemetry.io/schemas/{}"
+PROVIDER = "vllm"
+# Collectors cap attribute sizes; a body beyond this is cut (its stored copy is whole).
+MAX_BODY_CHARS = 16 * 1024
+OPERATIONS = {
+    "/v1/chat/completions": "chat",
+    "/v1/responses": "chat",
+    "/v1/messages": "chat",
+    "/v1/completions": "text_completion",
+    "/v1/embeddings": "embeddings",
+}
+# `plumbline.*` attribute: the `calls` row column it carries.
+ROW_ATTRIBUTES = {
+    "plumbline.call.id": "id",
+    "plumbline.request_id": "request_id",
+    "plumbline.feature": "feature",
+    "plumbline.endpoint": "endpoint",
+    "plumbline.source": "source",
+    "plumbline.ttft_ms": "ttft_ms",
+    "plumbline.decode_ms": "decode_ms",
+    "plumbline.e2e_ms": "e2e_ms",
+    "plumbline.itl.mean_ms": "itl_mean_ms",
+    "plumbline.itl.p50_ms": "itl_p50_ms",
+    "plumbline.itl.p95_ms": "itl_p95_ms",
+    "plumbline.itl.max_ms": "itl_max_ms",
+    "plumbline.engine.queue_ms": "engine_queue_ms",
+    "plumbline.engine.prefill_ms": "engine_prefill_ms",
+    "plumbline.engine.decode_ms": "engine_decode_ms",
+    "plumbline.gateway.overhead_ms": "overhead_ms",
+    "plumbline.cost.input": "input_cost",
+    "plumbline.cost.output": "output_cost",
+    "plumbline.usage.cached_tokens": "cached_tokens",
+    "plumbline.usage.source": "usage_source",
+    "plumbline.items": "items",
+    "plumbline.logprob.mean": "logprob_mean",
+    "plumbline.logprob.min_margin": "logprob_min_margin",
+    "plumbline.logprob.near_ties": "near_ties",
+    "plumbline.cancelled": "cancelled",
+}
+
+
+def _value(value: Any) -> AnyValue:
+    if isinstance(value, bool):
+        return AnyValue(bool_value=value)
+    if isinstance(value, int):
+        return AnyValue(int_value=value)
+    if isinstance(value, float):
+        return AnyValue(double_value=value)
+    if isinstance(value, list | tuple):
+        return AnyValue(array_value=ArrayValue(values=[_value(item) for item in value]))
+    return AnyValue(string_value=str(value))
+
+
+def key_values(attributes: dict[str, Any]) -> list[KeyValue]:
+    """OTLP attributes of a dict; None values are left out, as the conventions ask."""
+    return [KeyValue(key=k, value=_value(v)) for k, v in attributes.items() if v is not None]
+
+
+def operation_name(endpoint: str) -> str:
+    """The `gen_ai.operation.name` of an endpoint; other routes are named by their last part."""
+    return OPERATIONS.get(endpoint) or endpoint.rstrip("/").rsplit("/", 1)[-1] or "call"
+
+
+def _nanos(moment: datetime, offset_ms: float | None = None) -> int:
+    seconds = moment.timestamp() + (offset_ms or 0.0) / 1000
+    return int(seconds * 1e9)
+
+
+def _server(backend: str | None) -> dict[str, Any]:
+    if not backend:
+        return {}
+    parts = urlsplit(backend)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return {"server.address": parts.hostname, "server.port": port}
+
+
+def end_user_hash(record: CallRecord) -> str | None:
+    """The end user as a span may show it: a digest, only for teams that store bodies."""
+    if record.end_user is None or not record.store_body:
+        return None
+    digest = hashlib.sha256(f"{record.team_id}:{record.end_user}".encode())
+    return digest.hexdigest()[:32]
+
+
+def gen_ai_attributes(record: CallRecord, row: dict[str, Any], latest: bool) -> dict[str, Any]:
+    """The `gen_ai.*` attributes, by the version `latest` selects."""
+    finish = [record.finish_reason] if record.finish_reason else None
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": operation_name(record.endpoint),
+        ("gen_ai.provider.name" if latest else "gen_ai.system"): PROVIDER,
+        "gen_ai.request.model": record.model,
+        "gen_ai.request.temperature": record.temperature,
+        "gen_ai.request.top_p": record.top_p,
+        "gen_ai.request.max_tokens": record.max_tokens,
+        "gen_ai.request.seed": record.seed,
+        "gen_ai.request.choice.count": record.n if record.n not in (None, 1) else None,
+        "gen_ai.response.finish_reasons": finish,
+        "gen_ai.usage.input_tokens": row["prompt_tokens"],
+        "gen_ai.usage.output_tokens": row["completion_tokens"],
+    }
+    if latest:
+        attributes["gen_ai.usage.cache_read.input_tokens"] = row["cached_tokens"]
+    return attributes
+
+
+def _is_error(record: CallRecord) -> bool:
+    return record.status_code >= 400 or record.error_type is not None
+
+
+def call_span(
+    record: CallRecord,
+    row: dict[str, Any],
+    *,
+    latest: bool = False,
+    bodies: tuple[str | None, str | None] = (None, None),
+) -> Span:
+    """The gateway's span of a call whose record carries a trace context.
+
+    `bodies`: the request and response as stored (redacted), for teams that store bodies.
+    """
+    if record.trace_id is None or record.span_id is None:
+        raise ValueError(f"call {record.id} has no trace context")
+    attributes = gen_ai_attributes(record, row, latest)
+    attributes |= _server(record.backend)
+    attributes |= {name: row[column] for name, column in ROW_ATTRIBUTES.items()}
+    attributes["plumbline.team"] = record.team_name
+    attributes["plumbline.end_user.hash"] = end_user_hash(record)
+    attributes["http.response.status_code"] = record.status_code
+    request, response = bodies
+    attributes["plumbline.request.body"] = request[:MAX_BODY_CHARS] if request else None
+    attributes["plumbline.response.body"] = response[:MAX_BODY_CHARS] if response else None
+    events = []
+    if row["ttft_ms"] is not None:
+        events.append(
+            Span.Event(
+                name="gen_ai.first_token",
+                time_unix_nano=_nanos(record.created_at, row["ttft_ms"]),
+                attributes=key_values({"plumbline.ttft_ms": row["ttft_ms"]}),
+            )
+        )
+    end = _nanos(record.created_at, row["e2e_ms"])
+    status = Status()
+    if _is_error(record):
+        error_type = record.error_type or str(record.status_code)
+        attributes["error.type"] = error_type
+        # The stored (redacted) message, never the raw one.
+        message = row["error_message"] or ""
+        status = Status(code=Status.STATUS_CODE_ERROR, message=message)
+        event = {"exception.type": error_type, "exception.message": message or None}
+        event["http.response.status_code"] = record.status_code
+        events.append(
+            Span.Event(name="exception", time_unix_nano=end, attributes=key_values(event))
+        )
+    model = record.model or "unknown"
+    return Span(
+        trace_id=bytes.fromhex(record.trace_id),
+        span_id=bytes.fromhex(record.span_id),
+        parent_span_id=bytes.fromhex(record.parent_span_id) if record.parent_span_id else b"",
+        trace_state=record.tracestate or "",
+        name=f"{attributes['gen_ai.operation.name']} {model}",
+        kind=Span.SPAN_KIND_CLIENT,
+        start_time_unix_nano=_nanos(record.created_at),
+        end_time_unix_nano=max(end, _nanos(record.created_at)),
+        attributes=key_values(attributes),
+        events=events,
+        status=status,
+    )
