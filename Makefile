@@ -8,7 +8,7 @@ PLUMBLINE_CACHE ?= $(HOME)/.cache/plumbline
 export PLUMBLINE_CACHE
 
 .PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools chromium nginx-tools \
-	litellm-proxy-env bench bench-smoke clean
+	litellm-proxy-env phoenix-env bench bench-smoke clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,6 +105,17 @@ class PhoenixProcess(ServerProcess):
         return wait_for(
             probe, timeout=timeout, what=f"span {name!r} of trace {trace_id} in Phoenix"
         )
+
+
+@contextmanager
+def running_phoenix() -> Iterator[PhoenixProcess]:
+    """A started Phoenix, stopped (and its database removed) on leaving."""
+    server = PhoenixProcess()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def _stored_span(raw: dict[str, Any]) -> StoredSpan:

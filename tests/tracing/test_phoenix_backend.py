@@ -4,12 +4,13 @@ with its ids, parent and attributes as sent, so tests built on it can trust what
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.support.otlp_spans import PROTOBUF, export_request, new_span_id, new_trace_id
-from tests.support.phoenix import PhoenixProcess
+from tests.support.phoenix import PhoenixProcess, running_phoenix
 
 ATTRIBUTES: dict[str, str | int | float | bool] = {
     "plumbline.call_id": "call-123",
@@ -22,12 +23,8 @@ ATTRIBUTES: dict[str, str | int | float | bool] = {
 @pytest.fixture(scope="module")
 def phoenix() -> Iterator[PhoenixProcess]:
     """A real Phoenix on loopback for this module."""
-    server = PhoenixProcess()
-    server.start()
-    try:
+    with running_phoenix() as server:
         yield server
-    finally:
-        server.stop()
 
 
 def post_span(phoenix: PhoenixProcess, body: bytes) -> None:
@@ -58,3 +55,11 @@ def test_spans_of_other_traces_are_not_read_back(phoenix: PhoenixProcess) -> Non
     phoenix.wait_for_span("other", other)
 
     assert [span.name for span in phoenix.spans(mine)] == ["mine"]
+
+
+def test_a_missing_phoenix_env_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PLUMBLINE_PHOENIX_VENV", str(tmp_path))
+    with pytest.raises(RuntimeError, match="make phoenix-env"):
+        PhoenixProcess()

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.support.otlp_spans import new_span_id, new_trace_id, traceparent
-from tests.support.phoenix import PhoenixProcess
+from tests.support.phoenix import PhoenixProcess, running_phoenix
 from tests.vllm.runners.servers import launched_server
 
 pytestmark = [pytest.mark.vllm, pytest.mark.xdist_group("vllm")]
@@ -27,12 +27,8 @@ ENGINE_TIMES = (
 @pytest.fixture(scope="module")
 def phoenix() -> Iterator[PhoenixProcess]:
     """A real Phoenix on loopback for this module."""
-    server = PhoenixProcess()
-    server.start()
-    try:
+    with running_phoenix() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
