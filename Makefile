@@ -8,7 +8,7 @@ PLUMBLINE_CACHE ?= $(HOME)/.cache/plumbline
 export PLUMBLINE_CACHE
 
 .PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools chromium nginx-tools \
-	litellm-proxy-env bench bench-smoke clean
+	litellm-proxy-env phoenix-env bench bench-smoke clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ demo: $(STAMP)
 services:
 	@scripts/ensure-services
 
-test: $(STAMP) services vllm-env prometheus-tools chromium nginx-tools litellm-proxy-env
+test: $(STAMP) services vllm-env prometheus-tools chromium nginx-tools litellm-proxy-env phoenix-env
 	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 # The real vLLM (CPU build) in its own venv under $(PLUMBLINE_CACHE), plus the tiny model; seconds
@@ -43,6 +43,11 @@ nginx-tools:
 
 litellm-proxy-env:
 	@PYTHON="$(PYTHON)" scripts/litellm-proxy-env
+
+# Arize Phoenix in its own venv under $(PLUMBLINE_CACHE): the real OTLP tracing backend the tracing
+# tests export to and read spans back from.
+phoenix-env:
+	@PYTHON="$(PYTHON)" scripts/phoenix-env
 
 # Every benchmark scenario at full size, each recording its section in docs/benchmarks.md (about
 # an hour and a half on a 2-core machine); `make bench-smoke` runs them tiny, as `make test` does.

@@ -1,0 +1,1 @@
+"""Tracing: spans exported over OTLP to a real backend (Arize Phoenix) and read back from it."""
