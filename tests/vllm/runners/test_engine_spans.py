@@ -7,8 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import httpx
+import openai
 import pytest
 
+from tests.support.calls import CallReader
+from tests.support.databases import postgres_database
+from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.otlp_spans import new_span_id, new_trace_id, traceparent
 from tests.support.phoenix import PhoenixProcess, running_phoenix
 from tests.vllm.runners.servers import launched_server
@@ -80,3 +84,52 @@ def test_an_unsampled_traceparent_gets_no_engine_span(
     # The sampled request was sent second: once its span is stored, the first one's had its turn.
     phoenix.wait_for_span("llm_request", sampled)
     assert phoenix.spans(unsampled) == []
+
+
+@pytest.fixture(scope="module")
+def traced_gateway(
+    traced_vllm: httpx.Client, phoenix: PhoenixProcess
+) -> Iterator[tuple[GatewayProcess, str]]:
+    """The gateway in front of the traced vLLM, exporting its spans to the same Phoenix; its db."""
+    env = {
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": phoenix.otlp_traces_url,
+        "OTEL_SERVICE_NAME": "plumbline-gateway",
+        "OTEL_BSP_SCHEDULE_DELAY": "50",
+    }
+    with postgres_database("plumbline_engine_spans") as database:
+        config = gateway_config(str(traced_vllm.base_url).rstrip("/"))
+        with GatewayProcess(config, database, env=env) as gateway:
+            yield gateway, database
+
+
+def test_a_call_through_the_gateway_is_one_trace_client_gateway_engine(
+    traced_gateway: tuple[GatewayProcess, str], phoenix: PhoenixProcess
+) -> None:
+    gateway, database = traced_gateway
+    key = issue_key(database, "traced-team")
+    trace_id, client_span = new_trace_id(), new_span_id()
+    with openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=key, max_retries=0) as sdk:
+        raw = sdk.completions.with_raw_response.create(
+            model="tiny",
+            prompt="Hello there",
+            max_tokens=5,
+            temperature=0,
+            extra_headers={"traceparent": traceparent(trace_id, client_span)},
+        )
+    call_id = raw.headers["x-plumbline-call-id"]
+    reader = CallReader(database)
+    try:
+        row = reader.wait(call_id)
+    finally:
+        reader.close()
+
+    gateway_span = phoenix.wait_for_span("text_completion tiny", trace_id)
+    engine_span = phoenix.wait_for_span("llm_request", trace_id)
+
+    # The client's span -> the gateway's span -> vLLM's engine span, in the client's trace.
+    assert gateway_span.parent_id == client_span
+    assert engine_span.parent_id == gateway_span.span_id
+    assert (row.trace_id, row.span_id) == (trace_id, gateway_span.span_id)
+    assert gateway_span.attributes["gen_ai.usage.input_tokens"] == row.prompt_tokens
+    assert gateway_span.attributes["gen_ai.usage.output_tokens"] == row.completion_tokens == 5
+    assert engine_span.attributes["gen_ai.usage.prompt_tokens"] == row.prompt_tokens
