@@ -152,7 +152,9 @@ def _kill_and_count(
     # disk (the recorder reports it after each write), so this holds on a machine of any speed.
     assert before_kill["dropped"] == 0
     assert stored >= before_kill["journaled"], (stored, before_kill)
-    assert len(answered) >= RATE * (2.0 + hang_s) * 0.9
+    # The load was real (not a vacuous pass): most of the offered calls were answered. On a
+    # CPU-starved machine the open loop falls behind its rate, so this is not a speed check.
+    assert len(answered) >= RATE * (2.0 + hang_s) * 0.5
 
 
 def test_sigkill_loses_at_most_the_last_journal_tick(
