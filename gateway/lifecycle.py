@@ -32,10 +32,10 @@ from gateway.routing.model_backends import ModelBackends
 from gateway.stability_metrics import StabilityCollector
 from gateway.state import GatewayState
 from gateway.tracing.exporter import DROP_REASONS
-from gateway.tracing.otlp_settings import trace_export_settings
-from gateway.tracing.sampler import TraceSampler, sampler_from_env
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
 from plumbline.db import create_db_engine, make_session_factory
+from plumbline.otlp.sampler import TraceSampler, sampler_from_env
+from plumbline.otlp.settings import trace_export_settings
 from plumbline.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -17,8 +17,8 @@ from gateway.recording.call_sink import CallSink
 from gateway.response_owners.owners import ResponseOwners
 from gateway.routing.health import HealthMonitor
 from gateway.routing.model_backends import ModelBackends
-from gateway.tracing.sampler import TraceSampler
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
+from plumbline.otlp.sampler import TraceSampler
 from plumbline.settings import Settings
 
 

@@ -25,8 +25,8 @@ from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
 from gateway.recording.sink import LogSink
 from gateway.tracing.exporter import SpanExporter
-from gateway.tracing.otlp_settings import trace_export_settings
 from plumbline.db import create_db_engine
+from plumbline.otlp.settings import trace_export_settings
 
 log = logging.getLogger(__name__)
 

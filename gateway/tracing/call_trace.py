@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gateway.tracing.sampler import TraceSampler
-from gateway.tracing.trace_context import (
+from plumbline.otlp.sampler import TraceSampler
+from plumbline.otlp.trace_context import (
     MAX_HEADER_CHARS,
     format_traceparent,
     new_span_id,

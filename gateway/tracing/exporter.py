@@ -22,24 +22,14 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 
 from gateway.metering.record import CallRecord
 from gateway.recording.stored_text import RedactionPolicy
-from gateway.tracing.otlp_settings import TraceExportSettings
-from gateway.tracing.spans import (
-    SCHEMA_URL,
-    SEMCONV_DEFAULT,
-    SEMCONV_LATEST,
-    call_span,
-    key_values,
-)
+from gateway.tracing.spans import SCHEMA_URL, SEMCONV_DEFAULT, SEMCONV_LATEST, call_span
 from plumbline.blocking_http import BlockingHttp
+from plumbline.otlp.attributes import key_values
+from plumbline.otlp.settings import TraceExportSettings
+from plumbline.otlp.transport import TRIES, OtlpPoster
 
 log = logging.getLogger(__name__)
 SCOPE = "plumbline.gateway"
-# Statuses the OTLP specification calls retryable.
-RETRYABLE = frozenset({429, 502, 503, 504})
-TRIES = 3
-BACKOFF_S = 0.5
-# The collector's reply is not needed; read a little of it for the log.
-READ_LIMIT = 512
 # The final pass at shutdown gets at most this long (or the export timeout, if shorter): a hung
 # collector must not keep the recorder, and so the gateway's shutdown, waiting long.
 SHUTDOWN_S = 5.0
@@ -58,12 +48,12 @@ class SpanExporter:
         self.settings = settings
         # The writer's redaction: bodies in spans are the bodies as stored, or none.
         self._policy = policy
-        self._http = http or BlockingHttp()
+        self._poster = OtlpPoster(
+            str(settings.endpoint), settings.headers, settings.timeout_s, http=http
+        )
         self._queue: deque[tuple[CallRecord, dict[str, Any]]] = deque()
         self._wake = threading.Event()
         self._stopping = False
-        # Set by `stop`: cuts a retry's back-off short.
-        self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self.exported = 0
         self.dropped = dict.fromkeys(DROP_REASONS, 0)
@@ -71,7 +61,6 @@ class SpanExporter:
         self._schema_url = SCHEMA_URL.format(version)
         resource = settings.resource_attributes | {"service.name": settings.service_name}
         self._resource = Resource(attributes=key_values(resource))
-        self._last_failure_log = 0.0
 
     def counts(self) -> dict[str, int]:
         """Counters for the recorder's report: exported and dropped by reason."""
@@ -118,12 +107,12 @@ class SpanExporter:
     def stop(self) -> None:
         """Export what is queued (one try per batch, within the export timeout), then stop."""
         self._stopping = True
-        self._stopped.set()
+        self._poster.stopped.set()
         self._wake.set()
         if self._thread is not None:
             # The request in flight (connect and read timeouts), then the final pass.
             self._thread.join(self._final_pass_s() + 2 * self.settings.timeout_s + 1)
-        self._http.close()
+        self._poster.stop()
 
     def _run(self) -> None:
         while True:
@@ -170,43 +159,7 @@ class SpanExporter:
     def _export(self, spans: list[Span], tries: int) -> None:
         if not spans:
             return
-        body = self._request(spans)
-        headers = self.settings.headers | {"Content-Type": "application/x-protobuf"}
-        problem = ""
-        for attempt in range(tries):
-            if attempt and self._stopped.wait(BACKOFF_S * 2 ** (attempt - 1)):
-                break
-            try:
-                reply = self._http.request(
-                    "POST",
-                    str(self.settings.endpoint),
-                    timeout_s=self.settings.timeout_s,
-                    data=body,
-                    headers=headers,
-                    read_limit=READ_LIMIT,
-                )
-            except Exception as error:  # aiohttp's errors, timeouts, refused connections
-                problem = type(error).__name__
-                continue
-            if 200 <= reply.status < 300:
-                self.exported += len(spans)
-                return
-            problem = f"HTTP {reply.status}"
-            if reply.status not in RETRYABLE:
-                break
-        self.dropped["export_failed"] += len(spans)
-        self._log_failure(problem, len(spans))
-
-    def _log_failure(self, problem: str, spans: int) -> None:
-        now = time.monotonic()
-        if now - self._last_failure_log < 10.0:
-            return
-        self._last_failure_log = now
-        # The endpoint only: the headers carry the collector's credentials.
-        log.warning(
-            "trace export to %s failed (%s); %d spans dropped (%d so far)",
-            self.settings.endpoint,
-            problem,
-            spans,
-            self.dropped["export_failed"],
-        )
+        if self._poster.post(self._request(spans), tries=tries, what=f"{len(spans)} spans"):
+            self.exported += len(spans)
+        else:
+            self.dropped["export_failed"] += len(spans)

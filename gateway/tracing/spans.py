@@ -14,10 +14,10 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from gateway.metering.record import CallRecord
+from plumbline.otlp.attributes import key_values
 
 # The GenAI conventions version emitted with `gen_ai_latest_experimental`.
 SEMCONV_LATEST = "1.41.0"
@@ -62,23 +62,6 @@ ROW_ATTRIBUTES = {
     "plumbline.logprob.near_ties": "near_ties",
     "plumbline.cancelled": "cancelled",
 }
-
-
-def _value(value: Any) -> AnyValue:
-    if isinstance(value, bool):
-        return AnyValue(bool_value=value)
-    if isinstance(value, int):
-        return AnyValue(int_value=value)
-    if isinstance(value, float):
-        return AnyValue(double_value=value)
-    if isinstance(value, list | tuple):
-        return AnyValue(array_value=ArrayValue(values=[_value(item) for item in value]))
-    return AnyValue(string_value=str(value))
-
-
-def key_values(attributes: dict[str, Any]) -> list[KeyValue]:
-    """OTLP attributes of a dict; None values are left out, as the conventions ask."""
-    return [KeyValue(key=k, value=_value(v)) for k, v in attributes.items() if v is not None]
 
 
 def operation_name(endpoint: str) -> str:

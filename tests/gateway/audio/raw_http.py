@@ -31,19 +31,24 @@ def exchange(url: str, head: bytes, body: bytes = b"") -> RawReply:
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=SOCKET_TIMEOUT_S) as sock:
         sock.sendall(head + body)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = sock.recv(65536)
-            assert chunk, f"the connection closed before a reply: {data!r}"
-            data += chunk
-        raw_head, rest = data.split(b"\r\n\r\n", 1)
-        lines = raw_head.decode("latin-1").split("\r\n")
-        headers = dict(line.lower().split(": ", 1) for line in lines[1:])
-        length = int(headers["content-length"])
-        while len(rest) < length:
-            chunk = sock.recv(65536)
-            assert chunk, "the connection closed inside the reply"
-            rest += chunk
+        return read_reply(sock)
+
+
+def read_reply(sock: socket.socket) -> RawReply:
+    """Read one whole Content-Length-framed reply, however the packets split it."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the connection closed before a reply: {data!r}"
+        data += chunk
+    raw_head, rest = data.split(b"\r\n\r\n", 1)
+    lines = raw_head.decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    length = int(headers["content-length"])
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "the connection closed inside the reply"
+        rest += chunk
     return RawReply(int(lines[0].split(" ")[1]), headers, rest[:length])
 
 

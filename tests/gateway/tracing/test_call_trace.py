@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from gateway.metering.record import CallRecord
 from gateway.tracing.call_trace import call_trace
-from gateway.tracing.sampler import TraceSampler
+from plumbline.otlp.sampler import TraceSampler
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = f"00-{TRACE}-00f067aa0ba902b7-01".encode()

@@ -12,9 +12,10 @@ from gateway.config import RedactionConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.rows import call_row
 from gateway.recording.stored_text import RedactionPolicy
-from gateway.tracing.exporter import TRIES, SpanExporter
-from gateway.tracing.otlp_settings import TraceExportSettings
+from gateway.tracing.exporter import SpanExporter
 from gateway.tracing.spans import SCHEMA_URL, SEMCONV_LATEST
+from plumbline.otlp.settings import TraceExportSettings
+from plumbline.otlp.transport import TRIES
 from tests.support.otlp_receiver import HungCollector, OtlpReceiver, free_port_url
 from tests.support.records import make_record
 from tests.support.waiting import wait_until

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.tracing.trace_context import (
+from plumbline.otlp.trace_context import (
     format_traceparent,
     new_span_id,
     new_trace_id,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.tracing.sampler import TraceSampler, sampler_from_env
+from plumbline.otlp.sampler import TraceSampler, sampler_from_env
 
 # The ratio sampler reads the trace id's last 14 hex digits (56 bits) as its randomness.
 LOW = "ffffffffffffffffff00000000000001"  # randomness ~0: sampled only at ratio 1

@@ -1,4 +1,4 @@
-"""Trace export settings from the standard OTEL_* environment variables, read once at start-up."""
+"""OTLP export settings from the standard OTEL_* environment variables, read once at start-up."""
 
 from __future__ import annotations
 
@@ -70,20 +70,20 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
-def _endpoint(env: Mapping[str, str]) -> str | None:
+def _endpoint(env: Mapping[str, str], signal: str) -> str | None:
     # The per-signal endpoint is used as is; the generic one gets the signal's path.
-    traces = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    own = env.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", "").strip()
     generic = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
-    endpoint = traces or (generic.rstrip("/") + "/v1/traces" if generic else "")
+    endpoint = own or (generic.rstrip("/") + f"/v1/{signal}" if generic else "")
     if not endpoint:
         return None
     if not endpoint.startswith(("http://", "https://")):
-        raise OtlpSettingsError("the OTLP traces endpoint must be an http:// or https:// URL")
+        raise OtlpSettingsError(f"the OTLP {signal} endpoint must be an http:// or https:// URL")
     return endpoint
 
 
-def _protocol(env: Mapping[str, str]) -> None:
-    for name in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+def _protocol(env: Mapping[str, str], signal: str) -> None:
+    for name in (f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
         protocol = env.get(name, "").strip()
         if not protocol:
             continue
@@ -96,37 +96,66 @@ def _protocol(env: Mapping[str, str]) -> None:
         return
 
 
-def trace_export_settings(env: Mapping[str, str]) -> TraceExportSettings:
+@dataclass(frozen=True, slots=True)
+class OtlpTarget:
+    """Where one signal goes over OTLP/HTTP; `endpoint` None means that signal is not exported."""
+
+    endpoint: str | None = None
+    # Collector credentials live here: never logged, never shown (see `__repr__`).
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    timeout_s: float = 10.0
+    service_name: str = DEFAULT_SERVICE_NAME
+    resource_attributes: dict[str, str] = field(default_factory=dict)
+
+
+def otlp_target(
+    env: Mapping[str, str], signal: str, default_service: str = DEFAULT_SERVICE_NAME
+) -> OtlpTarget:
+    """Endpoint, headers, timeout and resource of `signal` ("traces", "metrics")."""
+    _protocol(env, signal)
+    own_headers = f"OTEL_EXPORTER_OTLP_{signal.upper()}_HEADERS"
+    headers = _key_values(env.get("OTEL_EXPORTER_OTLP_HEADERS", ""), "OTEL_EXPORTER_OTLP_HEADERS")
+    headers |= _key_values(env.get(own_headers, ""), own_headers)
+    own_timeout = f"OTEL_EXPORTER_OTLP_{signal.upper()}_TIMEOUT"
+    timeout_name = own_timeout if env.get(own_timeout, "").strip() else "OTEL_EXPORTER_OTLP_TIMEOUT"
+    resource = _key_values(env.get("OTEL_RESOURCE_ATTRIBUTES", ""), "OTEL_RESOURCE_ATTRIBUTES")
+    service = env.get("OTEL_SERVICE_NAME", "").strip() or resource.get(
+        "service.name", default_service
+    )
+    # Durations are milliseconds in the specification.
+    return OtlpTarget(
+        endpoint=_endpoint(env, signal),
+        headers=headers,
+        timeout_s=_number(env, timeout_name, 10_000, scale=1e-3),
+        service_name=service,
+        resource_attributes=resource,
+    )
+
+
+def sdk_disabled(env: Mapping[str, str]) -> bool:
+    """`OTEL_SDK_DISABLED=true`: every signal off."""
+    return env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+
+
+def trace_export_settings(
+    env: Mapping[str, str], default_service: str = DEFAULT_SERVICE_NAME
+) -> TraceExportSettings:
     """The settings the environment asks for; export is off unless an endpoint is set."""
-    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+    if sdk_disabled(env):
         return TraceExportSettings()
     exporters = env.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() or "otlp"
     if exporters == "none":
         return TraceExportSettings()
     if exporters != "otlp":
         raise OtlpSettingsError(f"OTEL_TRACES_EXPORTER={exporters!r}: only otlp or none")
-    _protocol(env)
-    headers = _key_values(env.get("OTEL_EXPORTER_OTLP_HEADERS", ""), "OTEL_EXPORTER_OTLP_HEADERS")
-    headers |= _key_values(
-        env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS", ""), "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
-    )
-    timeout_name = (
-        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
-        if env.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "").strip()
-        else "OTEL_EXPORTER_OTLP_TIMEOUT"
-    )
-    resource = _key_values(env.get("OTEL_RESOURCE_ATTRIBUTES", ""), "OTEL_RESOURCE_ATTRIBUTES")
-    service = env.get("OTEL_SERVICE_NAME", "").strip() or resource.get(
-        "service.name", DEFAULT_SERVICE_NAME
-    )
+    target = otlp_target(env, "traces", default_service)
     opt_in = {part.strip() for part in env.get("OTEL_SEMCONV_STABILITY_OPT_IN", "").split(",")}
-    # Durations are milliseconds in the specification.
     return TraceExportSettings(
-        endpoint=_endpoint(env),
-        headers=headers,
-        timeout_s=_number(env, timeout_name, 10_000, scale=1e-3),
-        service_name=service,
-        resource_attributes=resource,
+        endpoint=target.endpoint,
+        headers=target.headers,
+        timeout_s=target.timeout_s,
+        service_name=target.service_name,
+        resource_attributes=target.resource_attributes,
         max_queue_size=_count(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
         schedule_delay_s=_number(env, "OTEL_BSP_SCHEDULE_DELAY", 5000, scale=1e-3),
         max_export_batch_size=_count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),

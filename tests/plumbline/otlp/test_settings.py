@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.tracing.otlp_settings import OtlpSettingsError, trace_export_settings
+from plumbline.otlp.settings import OtlpSettingsError, trace_export_settings
 
 
 def test_no_endpoint_means_no_export() -> None:

@@ -1,0 +1,1 @@
+"""OpenTelemetry over OTLP/HTTP without the SDK: trace context, sampling, settings, transport."""
