@@ -21,6 +21,7 @@ from gateway.proxy.asgi_io import Receive
 from gateway.proxy.audio.form_headers import PartHead, header_parameters
 from gateway.proxy.audio.form_stream import FormBounds, FormStream
 from gateway.proxy.audio.wav_duration import WAV_HEAD_BYTES, wav_seconds
+from gateway.proxy.call_kinds.vllm_only import refuse_litellm
 from gateway.proxy.request_upload import RequestUpload
 from gateway.upstream.streamed_body import StreamedBody
 
@@ -98,12 +99,7 @@ class AudioUpload(RequestUpload):
     def upstream(self, payload: dict[str, Any], model: ModelConfig) -> StreamedBody:
         """This upload, to be sent with `payload` as its fields."""
         if model.provider == "litellm":
-            raise GatewayError(
-                404,
-                f"The model `{model.name}` is served through litellm, which this gateway uses "
-                "for chat and completions only: audio needs a vLLM backend.",
-                "model",
-            )
+            refuse_litellm("/v1/audio/*", {"model": model.name})
         self._payload = payload
         return self
 

@@ -14,6 +14,7 @@ import orjson
 from gateway.errors import GatewayError
 from gateway.proxy.asgi_io import header_text
 from gateway.proxy.call_kinds.base import CallKind
+from gateway.proxy.call_kinds.vllm_only import refuse_litellm
 from gateway.proxy.lax_values import ChatFields, RequestFields
 from gateway.proxy.request_plan import LogprobPlan
 from plumbline.logprob_codec import CHAT
@@ -88,15 +89,9 @@ class AnthropicKind(CallKind):
         return b"event: error\ndata: " + anthropic_error_body(error) + b"\n\n"
 
     def check_litellm_params(self, payload: dict[str, Any]) -> None:
-        """Refuse: models served through litellm answer chat and completions only."""
-        model = payload.get("model")
-        raise GatewayError(
-            404,
-            f"The model `{str(model)[:200]}` is served through litellm, which this gateway "
-            f"uses for chat and completions only: `{self.path}` needs a vLLM backend.",
-            "model",
-        )
+        """Refuse: this kind needs a vLLM backend."""
+        refuse_litellm(self.path, payload)
 
     async def call_litellm(self, litellm: Any, arguments: dict[str, Any]) -> Any:
         """Never reached: `check_litellm_params` refuses first."""
-        raise GatewayError(404, f"`{self.path}` needs a vLLM backend.", "model")
+        refuse_litellm(self.path, arguments)

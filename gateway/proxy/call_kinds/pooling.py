@@ -14,6 +14,7 @@ from gateway.errors import GatewayError
 from gateway.proxy.call_kinds import pooling_items as items
 from gateway.proxy.call_kinds.base import CallKind, ResponseMeter
 from gateway.proxy.call_kinds.pooling_meter import PoolingMeter
+from gateway.proxy.call_kinds.vllm_only import refuse_litellm
 from gateway.proxy.lax_values import RequestFields, read_pooling_fields
 from gateway.proxy.litellm_params import check_litellm_params
 from gateway.proxy.request_plan import LogprobPlan, MeasurementPlan
@@ -88,18 +89,12 @@ class PoolingCall(CallKind):
         return PoolingMeter()
 
     def check_litellm_params(self, payload: dict[str, Any]) -> None:
-        """Refuse: through litellm this gateway serves chat, completions and embeddings only."""
-        model = payload.get("model")
-        raise GatewayError(
-            404,
-            f"The model `{str(model)[:200]}` is served through litellm, which this gateway uses "
-            f"for chat, completions and embeddings only: `{self.path}` needs a vLLM backend.",
-            "model",
-        )
+        """Refuse: this kind needs a vLLM backend."""
+        refuse_litellm(self.path, payload)
 
     async def call_litellm(self, litellm: Any, arguments: dict[str, Any]) -> Any:
         """Never reached: `check_litellm_params` refuses first."""
-        raise GatewayError(404, f"`{self.path}` needs a vLLM backend.", "model")
+        refuse_litellm(self.path, arguments)
 
 
 class Embeddings(PoolingCall):

@@ -20,6 +20,7 @@ from gateway.proxy.call_kinds.responses_store import (
     new_response_id,
     owned_by,
 )
+from gateway.proxy.call_kinds.vllm_only import refuse_litellm
 from gateway.proxy.lax_values import (
     RESPONSES_LOGPROBS,
     RequestFields,
@@ -123,18 +124,12 @@ class Responses(CallKind):
         return ResponsesMeter(plan, fingerprint)
 
     def check_litellm_params(self, payload: dict[str, Any]) -> None:
-        """Refuse: models served through litellm answer chat and completions only."""
-        model = payload.get("model")
-        raise GatewayError(
-            404,
-            f"The model `{str(model)[:200]}` is served through litellm, which this gateway "
-            "uses for chat and completions only: `/v1/responses` needs a vLLM backend.",
-            "model",
-        )
+        """Refuse: this kind needs a vLLM backend."""
+        refuse_litellm(self.path, payload)
 
     async def call_litellm(self, litellm: Any, arguments: dict[str, Any]) -> Any:
         """Never reached: `check_litellm_params` refuses first."""
-        raise GatewayError(404, "`/v1/responses` needs a vLLM backend.", "model")
+        refuse_litellm(self.path, arguments)
 
 
 def _refuse_stored_features(background: Any, previous: Any) -> None:

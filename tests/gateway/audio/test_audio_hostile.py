@@ -138,7 +138,7 @@ def test_a_litellm_model_is_refused_before_any_audio_is_sent(
     gateway: GatewayProcess, team_key: str, calls: CallReader
 ) -> None:
     reply = _send(gateway, team_key, form(field("model", "hosted"), AUDIO))
-    _refused(reply, calls, 404, "audio needs a vLLM backend")
+    _refused(reply, calls, 404, "`/v1/audio/*` needs a vLLM backend")
 
 
 def test_translations_refuse_a_bad_form_alike(
