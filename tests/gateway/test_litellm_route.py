@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import anthropic
 import openai
 import pytest
 
@@ -85,3 +86,17 @@ def test_responses_are_refused_for_a_litellm_model(setup: tuple[openai.OpenAI, C
     assert "litellm" in refused.value.message
     row = calls.wait(refused.value.response.headers["x-plumbline-call-id"])
     assert (row.endpoint, row.status_code) == ("/v1/responses", 404)
+
+
+def test_messages_are_refused_for_a_litellm_model(setup: tuple[openai.OpenAI, CallReader]) -> None:
+    client, calls = setup
+    messages = anthropic.Anthropic(
+        base_url=str(client.base_url).removesuffix("/v1/"), api_key=client.api_key, max_retries=0
+    )
+    with pytest.raises(anthropic.NotFoundError) as refused:
+        messages.messages.create(
+            model="hosted", max_tokens=6, messages=[{"role": "user", "content": "hello"}]
+        )
+    assert "`/v1/messages` needs a vLLM backend" in refused.value.message
+    row = calls.wait(refused.value.response.headers["x-plumbline-call-id"])
+    assert (row.endpoint, row.status_code) == ("/v1/messages", 404)
