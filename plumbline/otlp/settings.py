@@ -53,7 +53,7 @@ def _key_values(text: str, name: str) -> dict[str, str]:
 def _number(env: Mapping[str, str], name: str, default: float, *, scale: float = 1.0) -> float:
     raw = env.get(name, "").strip()
     if not raw:
-        return default
+        return default * scale
     try:
         value = float(raw)
     except ValueError:

@@ -92,6 +92,16 @@ def test_durations_are_milliseconds_and_sizes_counts() -> None:
     assert (settings.max_queue_size, settings.max_export_batch_size) == (10, 4)
 
 
+def test_unset_durations_are_the_specifications_defaults_in_seconds() -> None:
+    settings = trace_export_settings({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"})
+    assert (settings.timeout_s, settings.schedule_delay_s, settings.export_timeout_s) == (
+        10.0,
+        5.0,
+        30.0,
+    )
+    assert (settings.max_queue_size, settings.max_export_batch_size) == (2048, 512)
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [
