@@ -7,12 +7,15 @@ each side's maximum sustained rate, latency phases at fixed rates (non-streaming
 CPU per call from /proc, and resident memory over many calls. Records the section in
 docs/benchmarks.md. `--smoke` runs everything tiny (CI keeps the scenario from rotting).
 `--call-kinds responses,embeddings` runs, instead, the added latency of those call kinds against
-direct and nginx (bench/overhead/call_kinds.py), recorded in its own section.
+direct and nginx (bench/overhead/call_kinds.py), recorded in its own section. `--tracing` runs,
+instead, the same latency phases and a closed loop on gateways with tracing off and with every
+call sampled, the collector live, down or hung (bench/overhead/tracing.py), in its own section.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from contextlib import ExitStack
 
 from bench.harness.header import section_header
@@ -28,9 +31,14 @@ from bench.overhead.latency import Phase, latency_rounds
 from bench.overhead.memory import memory_curves
 from bench.overhead.profiling import profile_side
 from bench.overhead.report import overhead_section
+from bench.overhead.tracing import Load, measure_tracing
+from bench.overhead.tracing_report import TITLE as TRACING_TITLE
+from bench.overhead.tracing_report import tracing_section
+from bench.overhead.tracing_sides import TRACING_SIDES, tracing_env
 from bench.overhead.workload import ZERO_TIME
 from bench.proxies.installed import litellm_version, nginx_version
 from bench.proxies.sides import SIDES, start_sides
+from plumbline.otlp.settings import trace_export_settings
 from simulator.process import SimulatorProcess
 
 NOTES = [
@@ -71,6 +79,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--kind-rate", type=float, default=5.0, help="call kinds: plain rps")
     parser.add_argument("--kind-streams", type=float, default=2.0, help="call kinds: streams/s")
+    parser.add_argument("--tracing", action="store_true", help="instead: tracing on vs off")
+    parser.add_argument(
+        "--tracing-sides", default=",".join(TRACING_SIDES), help="tracing: comma-separated"
+    )
+    parser.add_argument("--closed-rounds", type=int, default=3, help="tracing: closed loops")
+    parser.add_argument("--closed-workers", type=int, default=32, help="tracing: concurrency")
+    parser.add_argument("--closed-calls", type=int, default=5000, help="tracing: per loop")
     args = parser.parse_args(argv)
     unknown = set((args.call_kinds or "").split(",")) - set(KIND_NAMES) - {""}
     if unknown:
@@ -80,6 +95,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         args.seconds, args.rounds, args.capacity_rounds, args.step_seconds = 1, 1, 1, 1
         args.start_rate, args.ceiling, args.refinements = 5, 10, 0
         args.memory_calls, args.memory_budget_s = 100, 60
+        args.closed_rounds, args.closed_workers, args.closed_calls = 1, 4, 40
     return args
 
 
@@ -141,11 +157,45 @@ def run_call_kinds(args: argparse.Namespace) -> str:
     return publish(KINDS_TITLE, "overhead-kinds", kinds_section(header, run), args)
 
 
+TRACING_NOTES = [
+    "Sides: one Plumbline gateway per side in front of one simulator, each recording every "
+    "call to Postgres with top-5 logprob capture (default batching), differing only in their "
+    "OTEL_* variables: no endpoint (off), or `OTEL_TRACES_SAMPLER=always_on` and a span per "
+    "call exported to a live OTLP/HTTP receiver in the bench process, to a loopback port where "
+    "nothing listens (connection refused), or to one that accepts and never answers. "
+    "Requests as in the overhead section; added latency is the median over rounds of "
+    "(side - off) within the same round, ratios are medians over off's.",
+]
+
+
+def run_tracing(args: argparse.Namespace) -> str:
+    """The tracing scenario: measure, print and record its own section."""
+    names = tuple(args.tracing_sides.split(","))
+    if "off" not in names:
+        raise SystemExit("--tracing-sides must include off: every figure is against it")
+    phases = [
+        Phase("plain", args.light_rate),
+        Phase("plain", args.load_rate),
+        Phase("stream", args.light_streams),
+        Phase("stream", args.load_streams),
+    ]
+    closed = (args.closed_rounds, args.closed_workers, args.closed_calls)
+    load = Load(phases, args.rounds, args.seconds, *closed)
+    # The batch settings the traced sides run with, read as their gateways read them.
+    traced = tracing_env("http://127.0.0.1:1", os.environ)
+    settings = trace_export_settings({**os.environ, **traced})
+    run = measure_tracing(names, load, settings)
+    header = section_header("bench.overhead", TRACING_NOTES, busy=args.busy)
+    return publish(TRACING_TITLE, "overhead-tracing", tracing_section(header, run), args)
+
+
 def main(argv: list[str] | None = None) -> str:
     """Run, print and record; returns the section."""
     args = parse(argv)
     if args.call_kinds:
         return run_call_kinds(args)
+    if args.tracing:
+        return run_tracing(args)
     tools = (f"nginx {nginx_version().removeprefix('nginx/')}", f"litellm {litellm_version()}")
     header = section_header("bench.overhead", NOTES, tools=tools, busy=args.busy)
     section = overhead_section(header, measure(args), args)

@@ -28,13 +28,13 @@ def figure(run: OverheadRun, side: str, phase: str, metric: str) -> float:
     return median([r[side][phase][metric] for r in run.latency.rounds if phase in r.get(side, {})])
 
 
-def added(run: OverheadRun, side: str, phase: str, metric: str) -> float:
-    """Median over rounds of (side - direct) in the same round."""
+def added(run: OverheadRun, side: str, phase: str, metric: str, base: str = "direct") -> float:
+    """Median over rounds of (side - base) in the same round."""
     return median(
         [
-            r[side][phase][metric] - r["direct"][phase][metric]
+            r[side][phase][metric] - r[base][phase][metric]
             for r in run.latency.rounds
-            if phase in r.get(side, {}) and phase in r.get("direct", {})
+            if phase in r.get(side, {}) and phase in r.get(base, {})
         ]
     )
 
