@@ -16,6 +16,16 @@ Part = dict[str, Any]
 Message = dict[str, Any]
 
 
+def listed(value: Any) -> list[Any]:
+    """A list the body holds, or none: any other value a client sent is no list of messages."""
+    return value if isinstance(value, list) else []
+
+
+def key_of(value: Any) -> Any:
+    """A choice's or block's index as a dict key (a hostile one is no hashable number)."""
+    return value if type(value) in (int, str) else 0
+
+
 def text_part(text: str) -> Part:
     """A text part."""
     return {"type": "text", "content": text}
@@ -25,9 +35,12 @@ def tool_arguments(arguments: Any) -> Any:
     """Tool call arguments as the conventions show them: the JSON object a string holds."""
     if isinstance(arguments, str):
         try:
-            return orjson.loads(arguments)
-        except orjson.JSONDecodeError:
+            parsed = orjson.loads(arguments)
+            # Deeper than orjson writes back (a client's string may nest 1000 levels): the text.
+            orjson.dumps(parsed)
+        except (orjson.JSONDecodeError, orjson.JSONEncodeError):
             return arguments
+        return parsed
     return arguments
 
 
@@ -86,13 +99,12 @@ def _chat_message(message: Any) -> Message | None:
         response = {"type": "tool_call_response", "id": message.get("tool_call_id")}
         return {"role": role, "parts": [response | {"response": message.get("content")}]}
     parts = _parts(message.get("content"))
-    parts += [p for p in map(_tool_call, message.get("tool_calls") or ()) if p is not None]
+    parts += [p for p in map(_tool_call, listed(message.get("tool_calls"))) if p is not None]
     return {"role": role, "parts": parts}
 
 
 def _chat(request: dict[str, Any]) -> tuple[None, list[Message]]:
-    messages = request.get("messages")
-    found = [m for m in map(_chat_message, messages or ()) if m is not None]
+    found = [m for m in map(_chat_message, listed(request.get("messages"))) if m is not None]
     return None, found
 
 
@@ -157,7 +169,8 @@ def anthropic_block(block: Any) -> Part | None:
     return {"type": kind}
 
 
-def _anthropic_parts(content: Any) -> list[Part]:
+def anthropic_parts(content: Any) -> list[Part]:
+    """Anthropic content (a string, or a list of blocks) as parts."""
     if isinstance(content, str):
         return [text_part(content)]
     if isinstance(content, list):
@@ -167,12 +180,12 @@ def _anthropic_parts(content: Any) -> list[Part]:
 
 def _messages(request: dict[str, Any]) -> tuple[list[Part] | None, list[Message]]:
     system = request.get("system")
-    instructions = _anthropic_parts(system) if system is not None else None
+    instructions = anthropic_parts(system) if system is not None else None
     found = []
-    for message in request.get("messages") or ():
+    for message in listed(request.get("messages")):
         if isinstance(message, dict):
             role = str(message.get("role") or "user")
-            found.append({"role": role, "parts": _anthropic_parts(message.get("content"))})
+            found.append({"role": role, "parts": anthropic_parts(message.get("content"))})
     return instructions or None, found
 
 

@@ -13,7 +13,16 @@ from typing import Any
 
 import orjson
 
-from gateway.tracing.input_messages import Message, Part, anthropic_block, text_part, tool_arguments
+from gateway.tracing.input_messages import (
+    Message,
+    Part,
+    anthropic_block,
+    anthropic_parts,
+    key_of,
+    listed,
+    text_part,
+    tool_arguments,
+)
 
 Redact = Callable[[str], str]
 # The conventions' finish reasons, from what OpenAI and Anthropic APIs answer.
@@ -68,7 +77,7 @@ def _choice_message(choice: dict[str, Any]) -> Message:
             parts.append({"type": "reasoning", "content": reasoning})
         if isinstance(message.get("content"), str):
             parts.append(text_part(message["content"]))
-        for call in message.get("tool_calls") or ():
+        for call in listed(message.get("tool_calls")):
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
                 arguments = tool_arguments(function.get("arguments"))
@@ -97,7 +106,7 @@ class _Choice:
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str):
                 self.reasoning.append(reasoning)
-            for call in delta.get("tool_calls") or ():
+            for call in listed(delta.get("tool_calls")):
                 if isinstance(call, dict):
                     self._call(call)
         elif isinstance(choice.get("text"), str):
@@ -106,7 +115,7 @@ class _Choice:
             self.finish = choice["finish_reason"]
 
     def _call(self, call: dict[str, Any]) -> None:
-        held = self.calls.setdefault(call.get("index", 0), {"arguments": []})
+        held = self.calls.setdefault(key_of(call.get("index", 0)), {"arguments": []})
         nested = call.get("function")
         function: dict[str, Any] = nested if isinstance(nested, dict) else {}
         for key, value in (("id", call.get("id")), ("name", function.get("name"))):
@@ -132,20 +141,20 @@ def _choices_stream(events: list[tuple[str | None, Any]], redact: Redact) -> lis
     choices: dict[Any, _Choice] = {}
     for _, obj in events:
         for choice in _choices(obj):
-            choices.setdefault(choice.get("index", 0), _Choice()).add(choice)
+            choices.setdefault(key_of(choice.get("index", 0)), _Choice()).add(choice)
     return [choice.message(redact) for choice in choices.values()]
 
 
 def _response_object(response: dict[str, Any]) -> list[Message]:
     parts: list[Part] = []
-    for item in response.get("output") or ():
+    for item in listed(response.get("output")):
         if not isinstance(item, dict):
             continue
         if item.get("type") == "function_call":
             call = {"type": "tool_call", "id": item.get("call_id"), "name": item.get("name")}
             parts.append(call | {"arguments": tool_arguments(item.get("arguments"))})
             continue
-        for piece in item.get("content") or ():
+        for piece in listed(item.get("content")):
             if isinstance(piece, dict) and isinstance(piece.get("text"), str):
                 kind = "reasoning" if item.get("type") == "reasoning" else "text"
                 parts.append({"type": kind, "content": piece["text"]})
@@ -168,15 +177,16 @@ def _responses_stream(events: list[tuple[str | None, Any]], redact: Redact) -> l
     text = [
         obj["delta"]
         for name, obj in events
-        if name == "response.output_text.delta" and isinstance(obj.get("delta"), str)
+        if name == "response.output_text.delta"
+        and isinstance(obj, dict)
+        and isinstance(obj.get("delta"), str)
     ]
     parts = [text_part(redact("".join(text)))] if text else []
     return [{"role": "assistant", "parts": parts, "finish_reason": "error"}]
 
 
 def _message_object(message: dict[str, Any]) -> list[Message]:
-    content = message.get("content")
-    parts = [p for p in map(anthropic_block, content or ()) if p is not None]
+    parts = anthropic_parts(message.get("content"))
     reason = finish_reason(message.get("stop_reason"))
     role = str(message.get("role") or "assistant")
     return [{"role": role, "parts": parts, "finish_reason": reason}]
@@ -190,12 +200,12 @@ def _messages_stream(events: list[tuple[str | None, Any]], redact: Redact) -> li
         if not isinstance(obj, dict):
             continue
         if name == "content_block_start" and isinstance(obj.get("content_block"), dict):
-            blocks[obj.get("index")] = dict(obj["content_block"])
+            blocks[key_of(obj.get("index"))] = dict(obj["content_block"])
         elif name == "content_block_delta" and isinstance(obj.get("delta"), dict):
             delta = obj["delta"]
             piece = delta.get("text") or delta.get("partial_json") or delta.get("thinking")
             if isinstance(piece, str):
-                pieces.setdefault(obj.get("index"), []).append(piece)
+                pieces.setdefault(key_of(obj.get("index")), []).append(piece)
         elif name == "message_delta" and isinstance(obj.get("delta"), dict):
             reason = obj["delta"].get("stop_reason")
     parts: list[Part] = []

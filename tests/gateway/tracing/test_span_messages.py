@@ -402,3 +402,59 @@ def test_too_many_messages_keep_the_latest_that_fit() -> None:
     # Names and kinds are not cut below their own bound.
     huge_id = [{"role": "tool", "parts": [{"type": "tool_call", "id": "i" * 10_000}]}]
     assert len(bounded_json(huge_id, 1000)) <= 1000
+
+
+DEEP = "[" * 1000 + "]" * 1000
+ODD_REQUESTS = [
+    {"messages": 5},
+    {"messages": {"role": "user"}},
+    {"messages": ["hi", 3, None, {"role": ["x"], "content": 7, "tool_calls": 9}]},
+    {"messages": [{"role": "assistant", "tool_calls": [5, {"function": "f", "arguments": DEEP}]}]},
+    {"prompt": 7},
+    {"prompt": [[1, 2], None]},
+    {"input": 5, "instructions": ["x"]},
+    {"input": [5, {"type": "function_call", "arguments": DEEP}, {"role": "user", "content": 3}]},
+    {"system": 5, "messages": [{"content": [5, {"type": "tool_result", "content": 3}]}]},
+    [1, 2],
+    "not an object",
+]
+ODD_RESPONSES = [
+    b'{"choices": 5, "output": 3, "content": "plain"}',
+    b'{"choices": [5, {"index": [1], "message": {"tool_calls": 3, "content": 4}}]}',
+    b'{"output": [5, {"type": "function_call", "arguments": "' + b"[" * 300 + b'"}]}',
+    b'{"content": [5, {"type": "tool_use"}], "stop_reason": {"a": 1}}',
+    b'data: {"choices": [{"index": {"a": 1}, "delta": {"tool_calls": [{"index": [2]}]}}]}\n\n',
+    b"data: [1, 2]\n\ndata: {not json\n\ndata: [DONE]\n\n",
+    b"event: response.output_text.delta\ndata: [1]\n\n"
+    b'event: response.completed\ndata: {"response": 5}\n\n',
+    b'event: content_block_start\ndata: {"index": [1], "content_block": {"type": "tool_use"}}\n\n'
+    b'event: content_block_delta\ndata: {"index": {"x": 1}, "delta": {"partial_json": "[[["}}\n\n',
+    b"[]",
+    b"",
+]
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"]
+)
+@pytest.mark.parametrize("request_body", ODD_REQUESTS)
+def test_odd_request_bodies_never_fail_the_span(endpoint: str, request_body: Any) -> None:
+    attrs = _attrs(endpoint, request_body, b"{}")
+    for name in ("gen_ai.system_instructions", "gen_ai.input.messages"):
+        if name in attrs:
+            assert isinstance(orjson.loads(attrs[name]), list)
+            assert len(attrs[name]) <= MAX_BODY_CHARS
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"]
+)
+@pytest.mark.parametrize("response", ODD_RESPONSES)
+@pytest.mark.parametrize("stream", [False, True])
+def test_odd_response_bodies_never_fail_the_span(
+    endpoint: str, response: bytes, stream: bool
+) -> None:
+    attrs = _attrs(endpoint, CHAT_REQUEST, response, stream=stream)
+    if "gen_ai.output.messages" in attrs:
+        messages = orjson.loads(attrs["gen_ai.output.messages"])
+        assert all({"role", "parts", "finish_reason"} <= set(m) for m in messages)
