@@ -39,6 +39,9 @@ class CallSummary(BaseModel):
     error_type: str | None
     error_message: str | None
     finish_reason: str | None
+    # The backend's response `id` and the model it says answered (None: it sent none).
+    response_id: str | None = None
+    response_model: str | None = None
     prompt_tokens: int | None
     completion_tokens: int | None
     cached_tokens: int | None

@@ -6,6 +6,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 ERROR_MESSAGE_LIMIT = 2000
+# What a record keeps of the backend's response `id` and `model`: the `calls` columns' length.
+IDENTITY_CHARS = 256
+
+
+def identity_text(value: Any) -> str | None:
+    """A backend's response `id` or `model` as kept: a string, cut, NUL replaced; else None."""
+    if type(value) is not str or not value:
+        return None
+    # Cut first: a hostile backend may send megabytes; Postgres text takes no NUL.
+    return value[:IDENTITY_CHARS].replace("\x00", "\ufffd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +55,9 @@ class Metered:
     failure: Failure | None = None
     # Seconds of audio the call took in (speech-to-text calls).
     audio_seconds: float | None = None
+    # The backend's response `id` and `model` (as `identity_text` keeps them).
+    response_id: str | None = None
+    response_model: str | None = None
 
     def with_audio_seconds(self, seconds: float) -> Metered:
         """The same measurements, with the audio's duration."""

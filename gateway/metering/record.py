@@ -52,6 +52,9 @@ class CallRecord:
     error_type: str | None = None
     error_message: str | None = None
     finish_reason: str | None = None
+    # The backend's response `id` (`chatcmpl-...`, `resp_...`) and the model it says answered.
+    response_id: str | None = None
+    response_model: str | None = None
     usage: dict[str, Any] | None = None
     engine_metrics: dict[str, Any] | None = None
     # Gateway clock (perf_counter seconds) of arrival, token chunks and completion.

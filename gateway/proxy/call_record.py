@@ -52,6 +52,8 @@ def assemble_record(
         error_type=failure.error_type if failure is not None else None,
         error_message=failure.message if failure is not None else None,
         finish_reason=metered.finish_reason,
+        response_id=metered.response_id,
+        response_model=metered.response_model,
         usage=metered.usage,
         engine_metrics=metered.engine_metrics,
         t_arrival=arrival.t_arrival,

@@ -115,6 +115,8 @@ def call_row(
         "error_type": record.error_type,
         "error_message": policy.message(record.error_message) if policy else record.error_message,
         "finish_reason": record.finish_reason,
+        "response_id": record.response_id,
+        "response_model": record.response_model,
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "cached_tokens": cached,

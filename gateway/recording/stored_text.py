@@ -147,9 +147,15 @@ def logprob_document(document: bytes, redactor: Redactor) -> bytes:
     return orjson.dumps(parsed) if changed else document
 
 
+def _choices(obj: Any) -> list[Any]:
+    """A response's or event's `choices`, or none: a backend may send anything there."""
+    choices = obj.get("choices") if isinstance(obj, dict) else None
+    return choices if isinstance(choices, list) else []
+
+
 def _response_object(obj: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
     """A whole (non-streamed) response: logprobs as token text first, then every string."""
-    for choice in obj.get("choices") or ():
+    for choice in _choices(obj):
         if isinstance(choice, dict):
             _mask_logprobs(choice.get("logprobs"), redactor)
     redacted: dict[str, Any] = _walk(obj, redactor)
@@ -171,7 +177,7 @@ def _stream(body: bytes, redactor: Redactor) -> str:
     texts: dict[Any, list[Slot]] = {}
     tokens: dict[Any, list[dict[str, Any]]] = {}
     for event in events:
-        for choice in (event.get("choices") if isinstance(event, dict) else None) or ():
+        for choice in _choices(event):
             if not isinstance(choice, dict):
                 continue
             index = choice.get("index", 0)

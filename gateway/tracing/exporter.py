@@ -104,6 +104,10 @@ class SpanExporter:
         answer = self._policy.response(response, record.stream) if response else None
         return request, answer
 
+    def _redact(self, text: str) -> str:
+        redactor = self._policy.redactor if self._policy is not None else None
+        return redactor.text(text) if redactor is not None else text
+
     def stop(self) -> None:
         """Export what is queued (one try per batch, within the export timeout), then stop."""
         self._stopping = True
@@ -140,7 +144,8 @@ class SpanExporter:
             try:
                 latest = self.settings.latest_semconv
                 bodies = self._bodies(record)
-                spans.append(call_span(record, row, latest=latest, bodies=bodies))
+                span = call_span(record, row, latest=latest, bodies=bodies, redact=self._redact)
+                spans.append(span)
             except Exception:
                 self.dropped["unbuildable"] += 1
                 log.exception("the span of call %s could not be built", record.id)

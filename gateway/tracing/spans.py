@@ -10,6 +10,7 @@ stored row always agree.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,6 +18,9 @@ from urllib.parse import urlsplit
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from gateway.metering.record import CallRecord
+from gateway.tracing.bounded_json import bounded_json
+from gateway.tracing.input_messages import input_messages
+from gateway.tracing.output_messages import output_messages
 from plumbline.otlp.attributes import key_values
 
 # The GenAI conventions version emitted with `gen_ai_latest_experimental`.
@@ -25,7 +29,8 @@ SEMCONV_LATEST = "1.41.0"
 SEMCONV_DEFAULT = "1.36.0"
 SCHEMA_URL = "https://opentelemetry.io/schemas/{}"
 PROVIDER = "vllm"
-# Collectors cap attribute sizes; a body beyond this is cut (its stored copy is whole).
+# Collectors cap attribute sizes; a body or messages attribute beyond this is cut (its stored
+# copy is whole).
 MAX_BODY_CHARS = 16 * 1024
 OPERATIONS = {
     "/v1/chat/completions": "chat",
@@ -106,12 +111,47 @@ def gen_ai_attributes(record: CallRecord, row: dict[str, Any], latest: bool) -> 
         "gen_ai.request.seed": record.seed,
         "gen_ai.request.choice.count": record.n if record.n not in (None, 1) else None,
         "gen_ai.response.finish_reasons": finish,
+        # The same names in v1.36.0 and the latest: the backend's answer id and model.
+        "gen_ai.response.id": row["response_id"],
+        "gen_ai.response.model": row["response_model"],
         "gen_ai.usage.input_tokens": row["prompt_tokens"],
         "gen_ai.usage.output_tokens": row["completion_tokens"],
     }
     if latest:
         attributes["gen_ai.usage.cache_read.input_tokens"] = row["cached_tokens"]
     return attributes
+
+
+def content_attributes(
+    record: CallRecord,
+    bodies: tuple[str | None, str | None],
+    latest: bool,
+    redact: Callable[[str], str] = str,
+) -> dict[str, Any]:
+    """Prompt and completion, only for teams that store bodies, from the stored (redacted) copies.
+
+    The latest conventions carry them as `gen_ai.system_instructions`, `gen_ai.input.messages`
+    and `gen_ai.output.messages` (JSON strings); v1.36.0 has no span attribute for them, so
+    there, and for a body with no such structure, the stored body is `plumbline.*.body`.
+    """
+    request, response = bodies if record.store_body else (None, None)
+    system = inputs = outputs = None
+    if latest and request:
+        system, inputs = input_messages(record.endpoint, request)
+    if latest and response:
+        outputs = output_messages(record.endpoint, response, record.stream, redact)
+    structured_request = system is not None or inputs is not None
+    return {
+        "gen_ai.system_instructions": bounded_json(system, MAX_BODY_CHARS) if system else None,
+        "gen_ai.input.messages": bounded_json(inputs, MAX_BODY_CHARS) if inputs else None,
+        "gen_ai.output.messages": bounded_json(outputs, MAX_BODY_CHARS) if outputs else None,
+        "plumbline.request.body": (
+            request[:MAX_BODY_CHARS] if request and not structured_request else None
+        ),
+        "plumbline.response.body": (
+            response[:MAX_BODY_CHARS] if response and outputs is None else None
+        ),
+    }
 
 
 def _is_error(record: CallRecord) -> bool:
@@ -124,10 +164,12 @@ def call_span(
     *,
     latest: bool = False,
     bodies: tuple[str | None, str | None] = (None, None),
+    redact: Callable[[str], str] = str,
 ) -> Span:
     """The gateway's span of a call whose record carries a trace context.
 
-    `bodies`: the request and response as stored (redacted), for teams that store bodies.
+    `bodies`: the request and response as stored (redacted), for teams that store bodies;
+    `redact`: the writer's redaction, for text assembled from a stream's events.
     """
     if record.trace_id is None or record.span_id is None:
         raise ValueError(f"call {record.id} has no trace context")
@@ -137,9 +179,7 @@ def call_span(
     attributes["plumbline.team"] = record.team_name
     attributes["plumbline.end_user.hash"] = end_user_hash(record)
     attributes["http.response.status_code"] = record.status_code
-    request, response = bodies
-    attributes["plumbline.request.body"] = request[:MAX_BODY_CHARS] if request else None
-    attributes["plumbline.response.body"] = response[:MAX_BODY_CHARS] if response else None
+    attributes |= content_attributes(record, bodies, latest, redact)
     events = []
     if row["ttft_ms"] is not None:
         events.append(

@@ -67,6 +67,9 @@ class Call(Base):
     error_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
     finish_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # The backend's response `id` and the model it says answered (cut to 256 by the gateway).
+    response_id: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    response_model: Mapped[str | None] = mapped_column(String(256), nullable=True)
     prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     completion_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cached_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)

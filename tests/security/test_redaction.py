@@ -7,8 +7,16 @@ import re
 import orjson
 import pytest
 
+from gateway.config import RedactionConfig
 from gateway.recording.redaction import API_KEYS, CARD, EMAIL, Redactor, luhn_valid
-from gateway.recording.stored_text import logprob_document, request_body, response_body
+from gateway.recording.rows import build_rows
+from gateway.recording.stored_text import (
+    RedactionPolicy,
+    logprob_document,
+    request_body,
+    response_body,
+)
+from tests.support.records import make_record
 
 SECRETS = {
     "email": "jane.roe+billing@example.co.uk",
@@ -150,3 +158,21 @@ def test_documents_too_deep_to_walk_are_redacted_as_text() -> None:
     stored = request_body(deep, Redactor())
     assert "jane@example.com" not in stored and stored.count("{") == 600
     assert "[REDACTED:email]" in response_body(deep, False, Redactor())
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("choices", [5, "text", {"0": {}}, None])
+def test_a_backends_odd_choices_are_still_stored_redacted_and_the_call_recorded(
+    stream: bool, choices: object
+) -> None:
+    answer = orjson.dumps({"choices": choices, "note": f"mail {SECRETS['email']}"})
+    body = b"data: " + answer + b"\n\ndata: [DONE]\n\n" if stream else answer
+    record = make_record(
+        stream=stream, store_body=True, request_body=b"{}", response_body=body, logprob_chunks=[]
+    )
+    # One row per table, even for a body a meter let through (it reads only lists of choices).
+    batch = build_rows([record], RedactionPolicy(RedactionConfig(enabled=True)))
+    assert [row["id"] for row in batch.calls] == [record.id]
+    (stored,) = batch.bodies
+    assert SECRETS["email"] not in stored["response_body"]
+    assert "[REDACTED:" in stored["response_body"]

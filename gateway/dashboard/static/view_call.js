@@ -56,6 +56,7 @@ function metadata(c) {
     ["endpoint", c.endpoint],
     ["model", c.model],
     ["backend", c.backend],
+    ["response id", c.response_id ? `${c.response_id} (model ${c.response_model ?? "?"})` : null],
     ["stream", c.stream ? "yes" : "no"],
     ["status", c.cancelled ? `${c.status_code} (cancelled)` : String(c.status_code)],
     ["error", c.error_message ? `${c.error_type}: ${c.error_message}` : null],

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from gateway.metering.metered import Failure, Metered
+from gateway.metering.metered import Failure, Metered, identity_text
 from gateway.proxy.call_kinds.base import ResponseMeter
 
 DONE_EVENT = b"data: [DONE]"
@@ -51,6 +51,12 @@ class AudioMeter(ResponseMeter):
         self._seen = 0
         self._failure: Failure | None = None
         self._seconds: float | None = None
+        # The `id` and `model` of the first object that has them (stream chunks; bodies have none).
+        self._identity: tuple[str | None, str | None] | None = None
+
+    def _identify(self, obj: dict[str, Any]) -> None:
+        if self._identity is None and "id" in obj:
+            self._identity = identity_text(obj.get("id")), identity_text(obj.get("model"))
 
     def body(self, body: bytes, status: int) -> bytes:
         """Read the duration (or the error); `text` answers are plain text, passed as they are."""
@@ -59,6 +65,7 @@ class AudioMeter(ResponseMeter):
             error = obj.get("error") if obj is not None else None
             self._failure = Failure.upstream(status, error if error is not None else body[:2000])
         elif obj is not None:
+            self._identify(obj)
             self._seconds = _duration(obj)
         return body
 
@@ -71,6 +78,7 @@ class AudioMeter(ResponseMeter):
         obj = _object(data[5:]) if data.startswith(b"data:") else None
         if obj is None:
             return [event]
+        self._identify(obj)
         if isinstance(error := obj.get("error"), dict):
             code = error.get("code")
             status = code if type(code) is int and 400 <= code < 600 else 500
@@ -101,4 +109,6 @@ class AudioMeter(ResponseMeter):
             completion_tokens_seen=self._seen,
             failure=self._failure,
             audio_seconds=self._seconds,
+            response_id=self._identity[0] if self._identity else None,
+            response_model=self._identity[1] if self._identity else None,
         )

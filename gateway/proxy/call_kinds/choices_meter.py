@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from gateway.metering.metered import Failure, Metered
+from gateway.metering.metered import Failure, Metered, identity_text
 from gateway.proxy import logprob_bytes
 from gateway.proxy.call_kinds.base import ResponseMeter
 from gateway.proxy.request_plan import MeasurementPlan
@@ -80,6 +80,10 @@ class ChoicesMeter(ResponseMeter):
         self.completion_tokens_seen = 0
         self.logprob_chunks: list[tuple[int, Any]] = []
         self.failure: Failure | None = None
+        # The response's `id` and `model`, read from the body or the first chunk (all repeat them).
+        self._identified = False
+        self.response_id: str | None = None
+        self.response_model: str | None = None
 
     def result(self) -> Metered:
         """What was measured so far."""
@@ -91,7 +95,14 @@ class ChoicesMeter(ResponseMeter):
             self.completion_tokens_seen,
             self.logprob_chunks,
             self.failure,
+            response_id=self.response_id,
+            response_model=self.response_model,
         )
+
+    def _identify(self, obj: dict[str, Any]) -> None:
+        self._identified = True
+        self.response_id = identity_text(obj.get("id"))
+        self.response_model = identity_text(obj.get("model"))
 
     @abstractmethod
     def _capture_raw(self, index: int, raw: bytes, *, count: bool = True) -> int | None:
@@ -145,6 +156,7 @@ class ChoicesMeter(ResponseMeter):
         return orjson.dumps(obj) if modified else body
 
     def _describe(self, obj: dict[str, Any]) -> None:
+        self._identify(obj)
         fingerprint = obj.get("system_fingerprint")
         if isinstance(fingerprint, str):
             self.fingerprint = fingerprint
@@ -223,6 +235,8 @@ class ChoicesMeter(ResponseMeter):
             return self._error(obj, event)
         if obj.get("choices") == [] and "usage" in obj:
             return self._usage_chunk(obj, event)
+        if not self._identified:
+            self._identify(obj)
         choices = [c for c in obj.get("choices") or () if isinstance(c, dict)]
         changed = bool(found) and plan.strip_logprobs
         if not changed:

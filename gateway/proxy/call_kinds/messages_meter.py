@@ -12,8 +12,9 @@ from typing import Any
 
 import orjson
 
-from gateway.metering.metered import Failure, Metered
+from gateway.metering.metered import Failure, Metered, identity_text
 from gateway.proxy.call_kinds.base import ResponseMeter
+from gateway.proxy.call_kinds.response_identity import event_field
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.upstream_errors import UpstreamProtocolError
 
@@ -89,6 +90,8 @@ class MessagesMeter(ResponseMeter):
         self.token_chunk_times: list[float] = []
         self.completion_tokens_seen = 0
         self.failure: Failure | None = None
+        self.response_id: str | None = None
+        self.response_model: str | None = None
 
     def result(self) -> Metered:
         """What was measured so far; vLLM's Messages API sends no per-request metrics."""
@@ -100,7 +103,14 @@ class MessagesMeter(ResponseMeter):
             self.completion_tokens_seen,
             [],
             self.failure,
+            response_id=self.response_id,
+            response_model=self.response_model,
         )
+
+    def _identify(self, message: Any) -> None:
+        if isinstance(message, dict):
+            self.response_id = identity_text(message.get("id"))
+            self.response_model = identity_text(message.get("model"))
 
     def body(self, body: bytes, status: int) -> bytes:
         """Record usage and the stop reason; the body goes to the client as it came."""
@@ -108,6 +118,7 @@ class MessagesMeter(ResponseMeter):
         if status >= 400 or obj.get("type") == "error":
             self.failure = upstream_failure(status if status >= 400 else 500, obj)
             return body
+        self._identify(obj)
         self.usage = messages_usage(obj.get("usage"))
         self.finish_reason = finish_reason(obj.get("stop_reason"))
         return body
@@ -125,6 +136,9 @@ class MessagesMeter(ResponseMeter):
             if SIGNATURE_DELTA not in data:
                 self.token_chunk_times.append(t)
                 self.completion_tokens_seen += 1
+        elif name == b"message_start":
+            # Once per stream, and small: the message's id and model, before any content.
+            self._identify(event_field(data[6:], "message"))
         elif name == b"message_delta":
             obj = parse_object(data[6:], "message_delta event")
             self.usage = messages_usage(obj.get("usage"))

@@ -14,6 +14,7 @@ import orjson
 
 from gateway.metering.metered import Failure, Metered
 from gateway.proxy.call_kinds.base import ResponseMeter
+from gateway.proxy.call_kinds.response_identity import head_identity
 from gateway.proxy.upstream_errors import UpstreamProtocolError
 
 USAGE_KEY = b'"usage":'
@@ -55,10 +56,14 @@ class PoolingMeter(ResponseMeter):
         self.fingerprint = None
         self.usage: Any = None
         self.failure: Failure | None = None
+        self.identity: tuple[str | None, str | None] = (None, None)
 
     def result(self) -> Metered:
         """What was measured."""
-        return Metered(self.usage, failure=self.failure)
+        response_id, model = self.identity
+        return Metered(
+            self.usage, failure=self.failure, response_id=response_id, response_model=model
+        )
 
     def body(self, body: bytes, status: int) -> bytes:
         """Record the usage or the error; the body goes to the client unchanged."""
@@ -71,6 +76,7 @@ class PoolingMeter(ResponseMeter):
             return body
         if not body.lstrip().startswith(b"{"):
             raise UpstreamProtocolError("backend sent an answer that is not a JSON object")
+        self.identity = head_identity(body)
         if self.counts_usage:
             usage = usage_of(body)
             self.usage = usage if isinstance(usage, dict) else None

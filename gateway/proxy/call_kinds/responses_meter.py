@@ -14,13 +14,15 @@ from typing import Any
 
 import orjson
 
-from gateway.metering.metered import Failure, Metered
+from gateway.metering.metered import Failure, Metered, identity_text
 from gateway.proxy.call_kinds import responses_logprobs as lp
 from gateway.proxy.call_kinds.base import ResponseMeter
+from gateway.proxy.call_kinds.response_identity import event_field
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.upstream_errors import UpstreamProtocolError
 
 DELTA = b".delta"
+CREATED = b"response.created"
 FINAL_EVENTS = frozenset({b"response.completed", b"response.incomplete", b"response.failed"})
 # Events whose response object echoes the request's `top_logprobs`.
 ECHO_EVENTS = frozenset({b"response.created", b"response.in_progress", b"response.queued"})
@@ -90,6 +92,8 @@ class ResponsesMeter(ResponseMeter):
         self.completion_tokens_seen = 0
         self.logprob_chunks: list[tuple[int, Any]] = []
         self.failure: Failure | None = None
+        self.response_id: str | None = None
+        self.response_model: str | None = None
 
     def result(self) -> Metered:
         """What was measured so far."""
@@ -101,9 +105,17 @@ class ResponsesMeter(ResponseMeter):
             self.completion_tokens_seen,
             self.logprob_chunks,
             self.failure,
+            response_id=self.response_id,
+            response_model=self.response_model,
         )
 
+    def _identify(self, response: Any) -> None:
+        if isinstance(response, dict):
+            self.response_id = identity_text(response.get("id"))
+            self.response_model = identity_text(response.get("model"))
+
     def _describe(self, response: dict[str, Any]) -> None:
+        self._identify(response)
         self.usage = responses_usage(response.get("usage"))
         metrics = response.get("metrics")
         self.engine_metrics = metrics if isinstance(metrics, dict) else None
@@ -193,6 +205,9 @@ class ResponsesMeter(ResponseMeter):
             if isinstance(response, dict):
                 self._describe(response)
             return head + out + b"\n\n"
+        if name == CREATED and self.response_id is None:
+            # The first event: a stream cut short still has its response's id and model.
+            self._identify(event_field(data, "response"))
         if name == b"error":
             self._error(_parse(data, "error event"))
             self.done = True

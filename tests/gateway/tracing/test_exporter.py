@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import orjson
 import pytest
 
 from gateway.config import RedactionConfig
@@ -19,6 +20,14 @@ from plumbline.otlp.transport import TRIES
 from tests.support.otlp_receiver import HungCollector, OtlpReceiver, free_port_url
 from tests.support.records import make_record
 from tests.support.waiting import wait_until
+
+CONTENT = (
+    "gen_ai.system_instructions",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "plumbline.request.body",
+    "plumbline.response.body",
+)
 
 
 def _settings(base_url: str, **fields: Any) -> TraceExportSettings:
@@ -184,8 +193,14 @@ def test_bodies_go_only_for_teams_that_store_them_and_only_as_stored(
     shown = receiver.span_of(stored.id)
     hidden = receiver.span_of(private.id)
     assert shown is not None and hidden is not None
-    assert shown.attributes["plumbline.request.body"] == policy.request(request)
-    assert shown.attributes["plumbline.response.body"] == policy.response(response, False)
+    # The latest conventions: the messages, built from the bodies as stored.
+    (asked,) = orjson.loads(shown.attributes["gen_ai.input.messages"])
+    stored_request = orjson.loads(policy.request(request))
+    assert asked["parts"][0]["content"] == stored_request["messages"][0]["content"]
+    (answer,) = orjson.loads(shown.attributes["gen_ai.output.messages"])
+    stored_response = orjson.loads(policy.response(response, False))
+    assert answer["parts"][0]["content"] == stored_response["choices"][0]["message"]["content"]
     assert "bob@example.com" not in str(shown.attributes) and "the cap" in str(shown.attributes)
-    assert "plumbline.request.body" not in hidden.attributes
-    assert "plumbline.response.body" not in hidden.attributes
+    assert "plumbline.request.body" not in shown.attributes
+    for name in CONTENT:
+        assert name not in hidden.attributes, name

@@ -177,3 +177,24 @@ def test_a_call_with_no_finish_time_ends_where_it_starts() -> None:
 def test_the_trace_context_crosses_to_the_recorder_with_the_record() -> None:
     record = _traced(tracestate="vendor=abc")
     assert pickle.loads(pickle.dumps(record)) == record
+
+
+@pytest.mark.parametrize("latest", [False, True])
+def test_the_response_id_and_model_are_the_rows_under_either_conventions(latest: bool) -> None:
+    record = _traced(response_id="chatcmpl-81d450c7733be895", response_model="tiny-lora")
+    _, attrs, row = _span(record, latest=latest)
+    assert attrs["gen_ai.response.id"] == row["response_id"] == "chatcmpl-81d450c7733be895"
+    assert attrs["gen_ai.response.model"] == row["response_model"] == "tiny-lora"
+    assert attrs["gen_ai.request.model"] == "tiny"
+
+
+def test_a_response_without_an_identity_has_no_such_attributes() -> None:
+    _, attrs, row = _span(_traced())
+    assert row["response_id"] is None and row["response_model"] is None
+    assert "gen_ai.response.id" not in attrs and "gen_ai.response.model" not in attrs
+
+
+def test_the_response_identity_crosses_to_the_recorder_with_the_record() -> None:
+    record = _traced(response_id="resp_1", response_model="tiny")
+    crossed = pickle.loads(pickle.dumps(record))
+    assert (crossed.response_id, crossed.response_model) == ("resp_1", "tiny")

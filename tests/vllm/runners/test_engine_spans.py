@@ -133,3 +133,7 @@ def test_a_call_through_the_gateway_is_one_trace_client_gateway_engine(
     assert gateway_span.attributes["gen_ai.usage.input_tokens"] == row.prompt_tokens
     assert gateway_span.attributes["gen_ai.usage.output_tokens"] == row.completion_tokens == 5
     assert engine_span.attributes["gen_ai.usage.prompt_tokens"] == row.prompt_tokens
+    # The real vLLM's answer id and model, as recorded, survive Phoenix's round trip.
+    assert row.response_id is not None and row.response_id.startswith("cmpl-")
+    assert gateway_span.attributes["gen_ai.response.id"] == row.response_id == raw.parse().id
+    assert gateway_span.attributes["gen_ai.response.model"] == row.response_model == "tiny"
