@@ -58,7 +58,6 @@ class MetricExporter:
         self._thread: threading.Thread | None = None
         self.exported = 0
         self.failed = 0
-        self.unmeasurable = 0
 
     def counts(self) -> dict[str, int]:
         """Counters for the recorder's report."""
@@ -76,7 +75,7 @@ class MetricExporter:
             ):
                 self.aggregator.record(instrument, attributes, value)
         except Exception:
-            self.unmeasurable += 1
+            # A row the measurements cannot read must not fail the journal thread.
             log.exception("the metrics of call %s could not be measured", record.id)
 
     def start(self) -> None:

@@ -221,3 +221,13 @@ def test_otlp_alone_turns_metrics_page_off_and_none_turns_both_off(
             # The gateway has stopped: a running OTLP exporter would have made its final export.
             assert exporters == "otlp" or len(receiver.metrics) == before
     reader.close()
+
+
+def test_an_exporter_the_gateway_lacks_stops_the_start_up_naming_the_variable(
+    simulators: tuple[SimulatorProcess, SimulatorProcess], database: str
+) -> None:
+    env = {"OTEL_METRICS_EXPORTER": "console"}
+    gateway = GatewayProcess(_config(simulators), database, env=env)
+    with pytest.raises(RuntimeError, match="OTEL_METRICS_EXPORTER lists console"):
+        gateway.start()
+    gateway.stop()
