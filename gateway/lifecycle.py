@@ -18,6 +18,8 @@ from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import CallbackCollector, GatewayMetrics
+from gateway.otlp_metrics.prometheus_counters import metric_export_counters
+from gateway.otlp_metrics.settings import metric_export_settings
 from gateway.proxy.call_kinds.served import served_kinds
 from gateway.proxy.rate_limiter import RateLimiter
 from gateway.recording.call_sink import CallSink
@@ -97,6 +99,7 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
     quarantined.add_metric([], sink.stats.quarantined)
     yield from (queue, up, records, pending, quarantined)
     yield from _trace_export_metrics(sink.stats)
+    yield from metric_export_counters(sink.stats)
     yield from _key_lookup_metrics(state)
     labels = ["model", "backend"]
     healthy = GaugeMetricFamily(
@@ -140,6 +143,7 @@ def _call_sink(
 ) -> CallSink:
     # Checked here so a bad OTEL_* variable stops the start-up, not each recorder it spawns.
     tracing = trace_export_settings(os.environ)
+    metric_export = metric_export_settings(os.environ)
     if not config.recording.in_process:
         return RecorderProcess(
             settings.database.url,
@@ -149,6 +153,8 @@ def _call_sink(
         )
     if tracing.enabled:
         log.warning("trace export runs in the recorder process; recording.in_process has none")
+    if metric_export.otlp:
+        log.warning("OTLP metrics run in the recorder process; recording.in_process has none")
     return LogSink(
         engine,
         config.recording,
@@ -207,6 +213,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         limiter=RateLimiter(config.limits.rate_limit_replicas),
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
         tracing=_trace_sampler(config),
+        prometheus_metrics=metric_export_settings(os.environ).prometheus,
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     loop = asyncio.get_running_loop()

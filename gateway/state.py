@@ -42,3 +42,5 @@ class GatewayState:
     response_owners: ResponseOwners
     # The trace sampler the OTEL_* environment set at start-up; None: tracing is off.
     tracing: TraceSampler | None = None
+    # False when OTEL_METRICS_EXPORTER does not list prometheus: /metrics then answers 404.
+    prometheus_metrics: bool = True

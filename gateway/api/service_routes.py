@@ -9,6 +9,7 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway.api.deps import CallerDep, StateDep
+from gateway.errors import error_body
 
 router = APIRouter()
 
@@ -27,7 +28,13 @@ def health(state: StateDep) -> dict[str, Any]:
 
 @router.get("/metrics", tags=["service"])
 def metrics(state: StateDep) -> Response:
-    """Prometheus exposition of the gateway's metrics."""
+    """Prometheus exposition of the gateway's metrics (404 when the environment turned it off)."""
+    if not state.prometheus_metrics:
+        message = (
+            "Prometheus metrics are off: OTEL_METRICS_EXPORTER does not list prometheus "
+            "(add it, e.g. OTEL_METRICS_EXPORTER=otlp,prometheus, to serve /metrics)"
+        )
+        return Response(error_body(404, message), status_code=404, media_type="application/json")
     return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 

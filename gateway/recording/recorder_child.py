@@ -21,6 +21,8 @@ from typing import Any
 
 from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
+from gateway.otlp_metrics.exporter import MetricExporter
+from gateway.otlp_metrics.settings import metric_export_settings
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
 from gateway.recording.sink import LogSink
@@ -43,6 +45,8 @@ class Recorder:
         # The gateway checked these variables at its start-up; this process inherits them.
         settings = trace_export_settings(os.environ)
         self.spans = SpanExporter(settings, policy=self.sink.policy) if settings.enabled else None
+        metrics = metric_export_settings(os.environ)
+        self.metrics = MetricExporter(metrics) if metrics.otlp else None
         self._send_lock = threading.Lock()
         self._done = threading.Event()
 
@@ -50,12 +54,16 @@ class Recorder:
         self.observations.append(CallObservation.of(record, row))
         if self.spans is not None:
             self.spans.offer(record, row)
+        if self.metrics is not None:
+            self.metrics.offer(record, row)
 
     def run(self) -> None:
         """Take records until told to stop or the gateway goes away, then drain and report."""
         self.sink.start()
         if self.spans is not None:
             self.spans.start()
+        if self.metrics is not None:
+            self.metrics.start()
         reporter = threading.Thread(target=self._report_loop, name="plumbline-recorder-report")
         reporter.start()
         try:
@@ -64,6 +72,8 @@ class Recorder:
             self.sink.stop()
             if self.spans is not None:
                 self.spans.stop()
+            if self.metrics is not None:
+                self.metrics.stop()
             self._done.set()
             reporter.join()
             self._report(final=True)
@@ -95,8 +105,9 @@ class Recorder:
         observations = []
         while self.observations:
             observations.append(self.observations.popleft())
+        stats = asdict(self.sink.stats) | (self.spans.counts() if self.spans else {})
         report = Report(
-            stats=asdict(self.sink.stats) | (self.spans.counts() if self.spans else {}),
+            stats=stats | (self.metrics.counts() if self.metrics else {}),
             queue_depth=self.sink.queue_depth,
             spooled_files=self.sink.spooled_files(),
             observations=observations,

@@ -42,6 +42,9 @@ COUNTERS = (
     "trace_dropped_queue_full",
     "trace_dropped_export_failed",
     "trace_dropped_unbuildable",
+    "metric_exported",
+    "metric_export_failed",
+    "metric_overflowed",
 )
 # How long `stop` waits for the recorder to write what it holds before leaving it to finish.
 STOP_WAIT_S = 60.0

@@ -24,5 +24,10 @@ class SinkStats:
     trace_dropped_queue_full: int = 0
     trace_dropped_export_failed: int = 0
     trace_dropped_unbuildable: int = 0
+    # OTLP metric export requests accepted and failed, and measurements past the attribute-set
+    # limit (see gateway.otlp_metrics).
+    metric_exported: int = 0
+    metric_export_failed: int = 0
+    metric_overflowed: int = 0
     database_up: bool = True
     last_batch_seconds: float = 0.0

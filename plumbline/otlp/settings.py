@@ -132,6 +132,17 @@ def otlp_target(
     )
 
 
+def duration_s(env: Mapping[str, str], name: str, default_ms: float) -> float:
+    """A duration variable, in milliseconds as the specification has it, as seconds."""
+    return _number(env, name, default_ms, scale=1e-3)
+
+
+def latest_gen_ai_semconv(env: Mapping[str, str]) -> bool:
+    """`OTEL_SEMCONV_STABILITY_OPT_IN` lists `gen_ai_latest_experimental`."""
+    opt_in = {part.strip() for part in env.get("OTEL_SEMCONV_STABILITY_OPT_IN", "").split(",")}
+    return "gen_ai_latest_experimental" in opt_in
+
+
 def sdk_disabled(env: Mapping[str, str]) -> bool:
     """`OTEL_SDK_DISABLED=true`: every signal off."""
     return env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
@@ -149,7 +160,6 @@ def trace_export_settings(
     if exporters != "otlp":
         raise OtlpSettingsError(f"OTEL_TRACES_EXPORTER={exporters!r}: only otlp or none")
     target = otlp_target(env, "traces", default_service)
-    opt_in = {part.strip() for part in env.get("OTEL_SEMCONV_STABILITY_OPT_IN", "").split(",")}
     return TraceExportSettings(
         endpoint=target.endpoint,
         headers=target.headers,
@@ -157,8 +167,8 @@ def trace_export_settings(
         service_name=target.service_name,
         resource_attributes=target.resource_attributes,
         max_queue_size=_count(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
-        schedule_delay_s=_number(env, "OTEL_BSP_SCHEDULE_DELAY", 5000, scale=1e-3),
+        schedule_delay_s=duration_s(env, "OTEL_BSP_SCHEDULE_DELAY", 5000),
         max_export_batch_size=_count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
-        export_timeout_s=_number(env, "OTEL_BSP_EXPORT_TIMEOUT", 30_000, scale=1e-3),
-        latest_semconv="gen_ai_latest_experimental" in opt_in,
+        export_timeout_s=duration_s(env, "OTEL_BSP_EXPORT_TIMEOUT", 30_000),
+        latest_semconv=latest_gen_ai_semconv(env),
     )

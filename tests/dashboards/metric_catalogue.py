@@ -38,6 +38,8 @@ GATEWAY_SIDE = frozenset(
         "plumbline_sink_quarantined_rows_total",
         "plumbline_trace_spans_exported_total",
         "plumbline_trace_spans_dropped_total",
+        "plumbline_otlp_metric_exports_total",
+        "plumbline_otlp_metric_overflow_total",
         "plumbline_spool_pending_files",
         "plumbline_backend_up",
         "plumbline_backend_in_flight",
