@@ -14,8 +14,6 @@ import threading
 import uuid
 from typing import Any
 
-from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-
 from gateway.metering.record import CallRecord
 from gateway.otlp_metrics.aggregation import MetricAggregator
 from gateway.otlp_metrics.instruments import INSTRUMENTS
@@ -25,7 +23,7 @@ from gateway.otlp_metrics.settings import MetricExportSettings
 from gateway.tracing.exporter import SHUTDOWN_S
 from gateway.tracing.spans import SCHEMA_URL, SEMCONV_DEFAULT, SEMCONV_LATEST
 from plumbline.blocking_http import BlockingHttp
-from plumbline.otlp.attributes import key_values
+from plumbline.otlp.attributes import process_resource
 from plumbline.otlp.transport import TRIES, OtlpPoster
 
 log = logging.getLogger(__name__)
@@ -34,7 +32,12 @@ log = logging.getLogger(__name__)
 class MetricExporter:
     """Aggregates calls from the journal thread; exports every interval from its own thread."""
 
-    def __init__(self, settings: MetricExportSettings, http: BlockingHttp | None = None) -> None:
+    def __init__(
+        self,
+        settings: MetricExportSettings,
+        http: BlockingHttp | None = None,
+        instance_id: str | None = None,
+    ) -> None:
         target = settings.target
         if target is None or target.endpoint is None:
             raise ValueError("metric export needs an OTLP target")
@@ -48,11 +51,9 @@ class MetricExporter:
         )
         version = SEMCONV_LATEST if settings.latest_semconv else SEMCONV_DEFAULT
         self._schema_url = SCHEMA_URL.format(version)
-        resource = target.resource_attributes | {"service.name": target.service_name}
-        # Each recorder process is its own instance: cumulative series of several gateway
-        # processes must not collide (a value the operator set is theirs to keep unique).
-        resource.setdefault("service.instance.id", str(uuid.uuid4()))
-        self._resource = Resource(attributes=key_values(resource))
+        self._resource = process_resource(
+            target.service_name, target.resource_attributes, instance_id or str(uuid.uuid4())
+        )
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None

@@ -18,7 +18,7 @@ from gateway.otlp_metrics.instruments import (
     TOKEN_USAGE,
     Instrument,
 )
-from gateway.tracing.spans import OPERATIONS, PROVIDER, _server
+from gateway.tracing.spans import OPERATIONS, PROVIDER, server_attributes
 
 # An attribute set as a hashable key: (name, value) pairs in name order, None values left out.
 Attributes = tuple[tuple[str, Any], ...]
@@ -59,7 +59,7 @@ def _common(
     if record.backend is not None:
         attributes["gen_ai.request.model"] = record.model
         attributes["gen_ai.response.model"] = row.get("response_model")
-        attributes |= _server(record.backend)
+        attributes |= server_attributes(record.backend)
     return attributes
 
 

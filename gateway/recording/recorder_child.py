@@ -14,6 +14,7 @@ import signal
 import socket
 import sys
 import threading
+import uuid
 from collections import deque
 from dataclasses import asdict
 from multiprocessing.connection import Connection
@@ -44,9 +45,15 @@ class Recorder:
         self.sink = LogSink(self.engine, self.config, observer=self._observe)
         # The gateway checked these variables at its start-up; this process inherits them.
         settings = trace_export_settings(os.environ)
-        self.spans = SpanExporter(settings, policy=self.sink.policy) if settings.enabled else None
+        # Spans and metrics of this process name the same instance.
+        instance = str(uuid.uuid4())
+        self.spans = (
+            SpanExporter(settings, policy=self.sink.policy, instance_id=instance)
+            if settings.enabled
+            else None
+        )
         metrics = metric_export_settings(os.environ)
-        self.metrics = MetricExporter(metrics) if metrics.otlp else None
+        self.metrics = MetricExporter(metrics, instance_id=instance) if metrics.otlp else None
         self._send_lock = threading.Lock()
         self._done = threading.Event()
 

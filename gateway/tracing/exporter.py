@@ -11,20 +11,20 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from dataclasses import replace
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
-from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
 from gateway.metering.record import CallRecord
 from gateway.recording.stored_text import RedactionPolicy
 from gateway.tracing.spans import SCHEMA_URL, SEMCONV_DEFAULT, SEMCONV_LATEST, call_span
 from plumbline.blocking_http import BlockingHttp
-from plumbline.otlp.attributes import key_values
+from plumbline.otlp.attributes import process_resource
 from plumbline.otlp.settings import TraceExportSettings
 from plumbline.otlp.transport import TRIES, OtlpPoster
 
@@ -44,6 +44,7 @@ class SpanExporter:
         settings: TraceExportSettings,
         http: BlockingHttp | None = None,
         policy: RedactionPolicy | None = None,
+        instance_id: str | None = None,
     ) -> None:
         self.settings = settings
         # The writer's redaction: bodies in spans are the bodies as stored, or none.
@@ -59,8 +60,9 @@ class SpanExporter:
         self.dropped = dict.fromkeys(DROP_REASONS, 0)
         version = SEMCONV_LATEST if settings.latest_semconv else SEMCONV_DEFAULT
         self._schema_url = SCHEMA_URL.format(version)
-        resource = settings.resource_attributes | {"service.name": settings.service_name}
-        self._resource = Resource(attributes=key_values(resource))
+        self._resource = process_resource(
+            settings.service_name, settings.resource_attributes, instance_id or str(uuid.uuid4())
+        )
 
     def counts(self) -> dict[str, int]:
         """Counters for the recorder's report: exported and dropped by reason."""

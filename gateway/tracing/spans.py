@@ -79,7 +79,8 @@ def _nanos(moment: datetime, offset_ms: float | None = None) -> int:
     return int(seconds * 1e9)
 
 
-def _server(backend: str | None) -> dict[str, Any]:
+def server_attributes(backend: str | None) -> dict[str, Any]:
+    """`server.address` and `server.port` of a backend URL (none for litellm names)."""
     if not backend:
         return {}
     parts = urlsplit(backend)
@@ -174,7 +175,7 @@ def call_span(
     if record.trace_id is None or record.span_id is None:
         raise ValueError(f"call {record.id} has no trace context")
     attributes = gen_ai_attributes(record, row, latest)
-    attributes |= _server(record.backend)
+    attributes |= server_attributes(record.backend)
     attributes |= {name: row[column] for name, column in ROW_ATTRIBUTES.items()}
     attributes["plumbline.team"] = record.team_name
     attributes["plumbline.end_user.hash"] = end_user_hash(record)

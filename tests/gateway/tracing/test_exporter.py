@@ -79,7 +79,10 @@ def test_sampled_calls_arrive_in_batches_with_headers_resource_and_schema(
     first = receiver.spans[0]
     assert first.headers["authorization"] == "Bearer collector-token"
     assert first.headers["content-type"] == "application/x-protobuf"
-    assert first.resource == {"deployment.environment.name": "test", "service.name": "gw-test"}
+    # One exporting process, one instance: every batch names the same one.
+    assert len({span.resource["service.instance.id"] for span in receiver.spans}) == 1
+    resource = {k: v for k, v in first.resource.items() if k != "service.instance.id"}
+    assert resource == {"deployment.environment.name": "test", "service.name": "gw-test"}
     assert first.schema_url == SCHEMA_URL.format(SEMCONV_LATEST)
     assert receiver.requests >= 3, "batches hold at most OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans"
     assert exporter.counts() == {
