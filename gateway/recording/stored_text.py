@@ -1,8 +1,9 @@
 """Redact what the sink stores: request and response bodies, SSE streams, logprob documents.
 
 JSON is redacted value by value (so a secret escaped as `\\u0040` is still found); generated
-text is redacted as one text per choice even when it arrives as deltas or tokens, so a secret
-cut across chunks is caught, and the logprob alternatives at its positions are masked too.
+text is redacted as one text per output (choice, Responses output part, Messages content block)
+even when it arrives as deltas or tokens, so a secret cut across chunks is caught, and the
+logprob alternatives at its positions are masked too.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import orjson
 
 from gateway.config import RedactionConfig
 from gateway.recording.redaction import Redactor
+from gateway.recording.stream_events import NOT_JSON, Slot, output_pieces, sse_events
 
 MASK = "[REDACTED]"
 MAX_DEPTH = 200  # below orjson's limit for writing (254); deeper documents are redacted as text
-Slot = tuple[Any, Any]  # (container, key) of one string
 
 
 class _TooDeep(Exception):
@@ -153,54 +154,45 @@ def _choices(obj: Any) -> list[Any]:
     return choices if isinstance(choices, list) else []
 
 
+def _mask_output_logprobs(response: Any, redactor: Redactor) -> None:
+    """A Responses object's logprobs, one text per output part."""
+    output = response.get("output") if isinstance(response, dict) else None
+    for item in output if isinstance(output, list) else ():
+        content = item.get("content") if isinstance(item, dict) else None
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, dict) and isinstance(part.get("logprobs"), list):
+                _mask_chat_entries(part["logprobs"], redactor)
+
+
 def _response_object(obj: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
     """A whole (non-streamed) response: logprobs as token text first, then every string."""
     for choice in _choices(obj):
         if isinstance(choice, dict):
             _mask_logprobs(choice.get("logprobs"), redactor)
+    _mask_output_logprobs(obj, redactor)
     redacted: dict[str, Any] = _walk(obj, redactor)
     return redacted
 
 
 def _stream(body: bytes, redactor: Redactor) -> str:
-    """An SSE body: each choice's deltas and logprob tokens redacted across events."""
-    events: list[Any] = []
-    for raw in body.split(b"\n\n"):
-        data = raw.strip()
-        if data.startswith(b"data:") and data[5:].strip() != b"[DONE]":
-            try:
-                events.append(orjson.loads(data[5:]))
-                continue
-            except orjson.JSONDecodeError:
-                pass
-        events.append(raw.decode("utf-8", "replace"))
-    texts: dict[Any, list[Slot]] = {}
-    tokens: dict[Any, list[dict[str, Any]]] = {}
-    for event in events:
-        for choice in _choices(event):
-            if not isinstance(choice, dict):
-                continue
-            index = choice.get("index", 0)
-            delta = choice.get("delta")
-            if isinstance(delta, dict) and isinstance(delta.get("content"), str):
-                texts.setdefault(index, []).append((delta, "content"))
-            elif isinstance(choice.get("text"), str):
-                texts.setdefault(index, []).append((choice, "text"))
-            logprobs = choice.get("logprobs")
-            if isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list):
-                tokens.setdefault(index, []).extend(logprobs["content"])
-            elif isinstance(logprobs, dict):
-                _mask_completion(logprobs, redactor)
-    for slots in texts.values():
+    """An SSE body: each output's text and logprob tokens redacted as one text across events."""
+    events = sse_events(body.decode("utf-8", "replace"))
+    pieces = output_pieces(events)
+    for slots in pieces.texts.values():
         _redact_slots(slots, redactor)
-    for entries in tokens.values():
+    for entries in pieces.tokens.values():
         _mask_chat_entries(entries, redactor)
+    for logprobs in pieces.completion_logprobs:
+        _mask_completion(logprobs, redactor)
     out = []
     for event in events:
-        if isinstance(event, str):
-            out.append(redactor.text(event))
-        else:
-            out.append("data: " + orjson.dumps(_walk(event, redactor)).decode())
+        if event.data is NOT_JSON:
+            out.append(redactor.text(event.raw))
+            continue
+        if isinstance(event.data, dict):
+            _mask_output_logprobs(event.data.get("response"), redactor)
+        name = f"event: {redactor.text(event.name)}\n" if event.name is not None else ""
+        out.append(name + "data: " + orjson.dumps(_walk(event.data, redactor)).decode())
     return "\n\n".join(out)
 
 
@@ -215,7 +207,7 @@ def request_body(body: bytes, redactor: Redactor) -> str:
 def response_body(body: bytes, stream: bool, redactor: Redactor) -> str:
     """A stored response body, whole JSON or SSE stream."""
     try:
-        if stream and body.lstrip().startswith(b"data:"):
+        if stream and body.lstrip().startswith((b"data:", b"event:")):
             return _stream(body, redactor)
         parsed = orjson.loads(body)
         if isinstance(parsed, dict):
