@@ -9,7 +9,7 @@ logprob alternatives at its positions are masked too.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -19,13 +19,38 @@ from gateway.recording.stream_events import NOT_JSON, Slot, output_pieces, sse_e
 
 MASK = "[REDACTED]"
 MAX_DEPTH = 200  # below orjson's limit for writing (254); deeper documents are redacted as text
+MAX_KEPT_LENGTH, MAX_KEPT_TEXTS = 64, 4096  # the short strings a stream's walk remembers
 
 
 class _TooDeep(Exception):
     """A document nests deeper than MAX_DEPTH."""
 
 
-def _walk(value: Any, redactor: Redactor, depth: int = 0) -> Any:
+class _Texts(Protocol):
+    """Whatever redacts one string."""
+
+    def text(self, text: str) -> str: ...
+
+
+class _RepeatedTexts:
+    """A redactor that keeps its answers for short strings: a stream repeats them every event."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._known: dict[str, str] = {}
+
+    def text(self, text: str) -> str:
+        if len(text) > MAX_KEPT_LENGTH:
+            return self._redactor.text(text)
+        known = self._known.get(text)
+        if known is None:
+            known = self._redactor.text(text)
+            if len(self._known) < MAX_KEPT_TEXTS:
+                self._known[text] = known
+        return known
+
+
+def _walk(value: Any, redactor: _Texts, depth: int = 0) -> Any:
     if isinstance(value, str):
         return redactor.text(value)
     if depth > MAX_DEPTH:
@@ -154,14 +179,21 @@ def _choices(obj: Any) -> list[Any]:
     return choices if isinstance(choices, list) else []
 
 
-def _mask_output_logprobs(response: Any, redactor: Redactor) -> None:
-    """A Responses object's logprobs, one text per output part."""
-    output = response.get("output") if isinstance(response, dict) else None
-    for item in output if isinstance(output, list) else ():
-        content = item.get("content") if isinstance(item, dict) else None
-        for part in content if isinstance(content, list) else ():
-            if isinstance(part, dict) and isinstance(part.get("logprobs"), list):
-                _mask_chat_entries(part["logprobs"], redactor)
+def _listed(value: Any, key: str) -> list[Any]:
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, list) else []
+
+
+def _mask_output_logprobs(obj: Any, redactor: Redactor) -> None:
+    """Responses logprobs, one text per output part: of a response, or of an event's item/part."""
+    response = obj.get("response") if isinstance(obj, dict) else None
+    items = _listed(obj, "output") + _listed(response, "output")
+    items += [obj["item"]] if isinstance(obj, dict) and "item" in obj else []
+    parts = [part for item in items for part in _listed(item, "content")]
+    parts += [obj["part"]] if isinstance(obj, dict) and "part" in obj else []
+    for part in parts:
+        if isinstance(part, dict) and isinstance(part.get("logprobs"), list):
+            _mask_chat_entries(part["logprobs"], redactor)
 
 
 def _response_object(obj: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
@@ -185,14 +217,14 @@ def _stream(body: bytes, redactor: Redactor) -> str:
     for logprobs in pieces.completion_logprobs:
         _mask_completion(logprobs, redactor)
     out = []
+    walker = _RepeatedTexts(redactor)
     for event in events:
         if event.data is NOT_JSON:
             out.append(redactor.text(event.raw))
             continue
-        if isinstance(event.data, dict):
-            _mask_output_logprobs(event.data.get("response"), redactor)
+        _mask_output_logprobs(event.data, redactor)
         name = f"event: {redactor.text(event.name)}\n" if event.name is not None else ""
-        out.append(name + "data: " + orjson.dumps(_walk(event.data, redactor)).decode())
+        out.append(name + "data: " + orjson.dumps(_walk(event.data, walker)).decode())
     return "\n\n".join(out)
 
 

@@ -10,7 +10,7 @@ import pytest
 from gateway.config import RedactionConfig
 from gateway.recording.redaction import Redactor
 from gateway.recording.rows import build_rows
-from gateway.recording.stored_text import RedactionPolicy, response_body
+from gateway.recording.stored_text import MAX_KEPT_TEXTS, RedactionPolicy, response_body
 from gateway.tracing.output_messages import output_messages
 from tests.support.records import make_record
 
@@ -77,6 +77,26 @@ def test_a_secret_cut_across_responses_deltas_is_redacted_in_the_stored_stream()
     assert message["parts"] == [{"type": "text", "content": "Write to [REDACTED:email] now"}]
 
 
+def test_responses_final_events_mask_their_logprob_tokens_as_one_text() -> None:
+    def part() -> dict[str, Any]:
+        tokens = [{"token": t, "logprob": -1.0, "top_logprobs": [{"token": t}]} for t in EMAIL_CUT]
+        return {"type": "output_text", "text": "".join(EMAIL_CUT), "logprobs": tokens}
+
+    item = {"type": "message", "content": [part()]}
+    body = b"".join(
+        (
+            _named("response.content_part.done", {"type": "x", "part": part()}),
+            _named("response.output_item.done", {"type": "x", "item": item}),
+            _named("response.completed", {"type": "x", "response": {"output": [dict(item)]}}),
+        )
+    )
+    stored = response_body(body, True, Redactor())
+    _email_free(stored)
+    assert stored.count('"token":"[REDACTED]"') == 3 * 3  # every token held part of it, thrice
+    whole = response_body(orjson.dumps({"output": [{"content": [part()]}]}), False, Redactor())
+    _email_free(whole)
+
+
 def test_a_secret_cut_across_messages_deltas_is_redacted_in_the_stored_stream() -> None:
     stored = response_body(_messages_stream(CARD_CUT), True, Redactor())
     assert "4111 1111 " not in stored and "1111 1111 thanks" not in stored
@@ -138,3 +158,12 @@ def test_a_hostile_stream_is_still_recorded_and_redacted(endpoint: str, body: by
     assert EMAIL not in stored["response_body"] and "e@exam" not in stored["response_body"]
     # Cut to the stored bound first, so the work is bounded too.
     assert len(stored["response_body"]) < 2 * policy.max_body_bytes
+
+
+def test_short_strings_past_the_walks_memory_are_still_redacted() -> None:
+    # More distinct short strings than the walk keeps, each a secret, then the first ones again.
+    notes = [f"u{i}@corp.io" for i in range(MAX_KEPT_TEXTS + 50)]
+    body = b"".join(_named("note", {"note": n, "type": "note"}) for n in notes + notes[:50])
+    stored = response_body(body, True, Redactor())
+    assert "@corp.io" not in stored
+    assert stored.count("[REDACTED:email]") == len(notes) + 50
