@@ -1,30 +1,56 @@
 """Redact what the sink stores: request and response bodies, SSE streams, logprob documents.
 
 JSON is redacted value by value (so a secret escaped as `\\u0040` is still found); generated
-text is redacted as one text per choice even when it arrives as deltas or tokens, so a secret
-cut across chunks is caught, and the logprob alternatives at its positions are masked too.
+text is redacted as one text per output (choice, Responses output part, Messages content block)
+even when it arrives as deltas or tokens, so a secret cut across chunks is caught, and the
+logprob alternatives at its positions are masked too.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from gateway.config import RedactionConfig
 from gateway.recording.redaction import Redactor
+from gateway.recording.stream_events import NOT_JSON, Slot, output_pieces, sse_events
 
 MASK = "[REDACTED]"
 MAX_DEPTH = 200  # below orjson's limit for writing (254); deeper documents are redacted as text
-Slot = tuple[Any, Any]  # (container, key) of one string
+MAX_KEPT_LENGTH, MAX_KEPT_TEXTS = 64, 4096  # the short strings a stream's walk remembers
 
 
 class _TooDeep(Exception):
     """A document nests deeper than MAX_DEPTH."""
 
 
-def _walk(value: Any, redactor: Redactor, depth: int = 0) -> Any:
+class _Texts(Protocol):
+    """Whatever redacts one string."""
+
+    def text(self, text: str) -> str: ...
+
+
+class _RepeatedTexts:
+    """A redactor that keeps its answers for short strings: a stream repeats them every event."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._known: dict[str, str] = {}
+
+    def text(self, text: str) -> str:
+        if len(text) > MAX_KEPT_LENGTH:
+            return self._redactor.text(text)
+        known = self._known.get(text)
+        if known is None:
+            known = self._redactor.text(text)
+            if len(self._known) < MAX_KEPT_TEXTS:
+                self._known[text] = known
+        return known
+
+
+def _walk(value: Any, redactor: _Texts, depth: int = 0) -> Any:
     if isinstance(value, str):
         return redactor.text(value)
     if depth > MAX_DEPTH:
@@ -153,54 +179,52 @@ def _choices(obj: Any) -> list[Any]:
     return choices if isinstance(choices, list) else []
 
 
+def _listed(value: Any, key: str) -> list[Any]:
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, list) else []
+
+
+def _mask_output_logprobs(obj: Any, redactor: Redactor) -> None:
+    """Responses logprobs, one text per output part: of a response, or of an event's item/part."""
+    response = obj.get("response") if isinstance(obj, dict) else None
+    items = _listed(obj, "output") + _listed(response, "output")
+    items += [obj["item"]] if isinstance(obj, dict) and "item" in obj else []
+    parts = [part for item in items for part in _listed(item, "content")]
+    parts += [obj["part"]] if isinstance(obj, dict) and "part" in obj else []
+    for part in parts:
+        if isinstance(part, dict) and isinstance(part.get("logprobs"), list):
+            _mask_chat_entries(part["logprobs"], redactor)
+
+
 def _response_object(obj: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
     """A whole (non-streamed) response: logprobs as token text first, then every string."""
     for choice in _choices(obj):
         if isinstance(choice, dict):
             _mask_logprobs(choice.get("logprobs"), redactor)
+    _mask_output_logprobs(obj, redactor)
     redacted: dict[str, Any] = _walk(obj, redactor)
     return redacted
 
 
 def _stream(body: bytes, redactor: Redactor) -> str:
-    """An SSE body: each choice's deltas and logprob tokens redacted across events."""
-    events: list[Any] = []
-    for raw in body.split(b"\n\n"):
-        data = raw.strip()
-        if data.startswith(b"data:") and data[5:].strip() != b"[DONE]":
-            try:
-                events.append(orjson.loads(data[5:]))
-                continue
-            except orjson.JSONDecodeError:
-                pass
-        events.append(raw.decode("utf-8", "replace"))
-    texts: dict[Any, list[Slot]] = {}
-    tokens: dict[Any, list[dict[str, Any]]] = {}
-    for event in events:
-        for choice in _choices(event):
-            if not isinstance(choice, dict):
-                continue
-            index = choice.get("index", 0)
-            delta = choice.get("delta")
-            if isinstance(delta, dict) and isinstance(delta.get("content"), str):
-                texts.setdefault(index, []).append((delta, "content"))
-            elif isinstance(choice.get("text"), str):
-                texts.setdefault(index, []).append((choice, "text"))
-            logprobs = choice.get("logprobs")
-            if isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list):
-                tokens.setdefault(index, []).extend(logprobs["content"])
-            elif isinstance(logprobs, dict):
-                _mask_completion(logprobs, redactor)
-    for slots in texts.values():
+    """An SSE body: each output's text and logprob tokens redacted as one text across events."""
+    events = sse_events(body.decode("utf-8", "replace"))
+    pieces = output_pieces(events)
+    for slots in pieces.texts.values():
         _redact_slots(slots, redactor)
-    for entries in tokens.values():
+    for entries in pieces.tokens.values():
         _mask_chat_entries(entries, redactor)
+    for logprobs in pieces.completion_logprobs:
+        _mask_completion(logprobs, redactor)
     out = []
+    walker = _RepeatedTexts(redactor)
     for event in events:
-        if isinstance(event, str):
-            out.append(redactor.text(event))
-        else:
-            out.append("data: " + orjson.dumps(_walk(event, redactor)).decode())
+        if event.data is NOT_JSON:
+            out.append(redactor.text(event.raw))
+            continue
+        _mask_output_logprobs(event.data, redactor)
+        name = f"event: {redactor.text(event.name)}\n" if event.name is not None else ""
+        out.append(name + "data: " + orjson.dumps(_walk(event.data, walker)).decode())
     return "\n\n".join(out)
 
 
@@ -215,7 +239,7 @@ def request_body(body: bytes, redactor: Redactor) -> str:
 def response_body(body: bytes, stream: bool, redactor: Redactor) -> str:
     """A stored response body, whole JSON or SSE stream."""
     try:
-        if stream and body.lstrip().startswith(b"data:"):
+        if stream and body.lstrip().startswith((b"data:", b"event:")):
             return _stream(body, redactor)
         parsed = orjson.loads(body)
         if isinstance(parsed, dict):

@@ -1,9 +1,8 @@
 """A stored response in the GenAI conventions' structure: one output message per choice.
 
 Built from the response as stored (redacted): a whole body, or a stream whose text is assembled
-per choice from its deltas, as the stored redaction reads it (`gen-ai-output-messages.json` of
-1.41.0). `redact` is applied to each assembled text, so a secret split across events of a named
-stream (Responses, Messages), which the stored copy redacts event by event, is caught too.
+per output from its deltas, read as the stored redaction reads them (`stream_events`;
+`gen-ai-output-messages.json` of 1.41.0). `redact` is applied to each assembled text too.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from gateway.recording.stream_events import BLOCK_FIELDS, NOT_JSON, OutputPieces, sse_events
 from gateway.tracing.input_messages import (
     Message,
     Part,
@@ -43,22 +43,8 @@ def finish_reason(reason: Any) -> str:
 
 
 def _sse(stored: str) -> list[tuple[str | None, Any]]:
-    """The events of a stored stream: each one's name (if named) and parsed data."""
-    events = []
-    for raw in stored.split("\n\n"):
-        name, data = None, None
-        for line in raw.strip().splitlines():
-            if line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                data = line[5:].strip()
-        if data is None or data == "[DONE]":
-            continue
-        try:
-            events.append((name, orjson.loads(data)))
-        except orjson.JSONDecodeError:
-            continue
-    return events
+    """The events of a stored stream with JSON data: each one's name (if named) and data."""
+    return [(e.name, e.data) for e in sse_events(stored) if e.data is not NOT_JSON]
 
 
 def _choices(obj: Any) -> list[dict[str, Any]]:
@@ -174,14 +160,10 @@ def _responses_stream(events: list[tuple[str | None, Any]], redact: Redact) -> l
             if isinstance(response, dict):
                 return _redacted(_response_object(response), redact)
     # Cut short before its final event: the text deltas there are.
-    text = [
-        obj["delta"]
-        for name, obj in events
-        if name == "response.output_text.delta"
-        and isinstance(obj, dict)
-        and isinstance(obj.get("delta"), str)
-    ]
-    parts = [text_part(redact("".join(text)))] if text else []
+    pieces = _pieces(events)
+    texts = ("item", "response.output_text.delta")
+    text = "".join(pieces.text(key) for key in pieces.texts if key[:2] == texts)
+    parts = [text_part(redact(text))] if text else []
     return [{"role": "assistant", "parts": parts, "finish_reason": "error"}]
 
 
@@ -194,23 +176,18 @@ def _message_object(message: dict[str, Any]) -> list[Message]:
 
 def _messages_stream(events: list[tuple[str | None, Any]], redact: Redact) -> list[Message]:
     blocks: dict[Any, dict[str, Any]] = {}
-    pieces: dict[Any, list[str]] = {}
     reason: Any = None
     for name, obj in events:
         if not isinstance(obj, dict):
             continue
         if name == "content_block_start" and isinstance(obj.get("content_block"), dict):
             blocks[key_of(obj.get("index"))] = dict(obj["content_block"])
-        elif name == "content_block_delta" and isinstance(obj.get("delta"), dict):
-            delta = obj["delta"]
-            piece = delta.get("text") or delta.get("partial_json") or delta.get("thinking")
-            if isinstance(piece, str):
-                pieces.setdefault(key_of(obj.get("index")), []).append(piece)
         elif name == "message_delta" and isinstance(obj.get("delta"), dict):
             reason = obj["delta"].get("stop_reason")
+    pieces = _pieces(events)
     parts: list[Part] = []
     for index, block in blocks.items():
-        text = redact("".join(pieces.get(index, ())))
+        text = redact("".join(pieces.text(("block", index, f)) for f in BLOCK_FIELDS))
         if block.get("type") == "tool_use":
             block["input"] = tool_arguments(text) if text else block.get("input")
         elif block.get("type") == "thinking":
@@ -221,6 +198,13 @@ def _messages_stream(events: list[tuple[str | None, Any]], redact: Redact) -> li
         if part is not None:
             parts.append(part)
     return [{"role": "assistant", "parts": parts, "finish_reason": finish_reason(reason)}]
+
+
+def _pieces(events: list[tuple[str | None, Any]]) -> OutputPieces:
+    pieces = OutputPieces()
+    for name, obj in events:
+        pieces.add_event(name, obj)
+    return pieces
 
 
 def _redacted(messages: list[Message], redact: Redact) -> list[Message]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest
@@ -127,3 +128,57 @@ def test_teams_without_body_storage_keep_no_bodies_but_redacted_logprobs(
     stored = _database_dump(stack, call_id)
     assert "[REDACTED:email]" in stored
     assert all(secret not in stored for secret in ALL_SECRETS)
+
+
+NAMED_STREAMS = {
+    "/v1/responses": (
+        {"input": PROMPT, "max_output_tokens": 40},
+        lambda event: event.get("delta") if event.get("type", "").endswith("text.delta") else None,
+    ),
+    "/v1/messages": (
+        {"messages": [{"role": "user", "content": PROMPT}], "max_tokens": 40},
+        lambda event: (
+            (event.get("delta") or {}).get("text")
+            if event.get("type") == "content_block_delta"
+            else None
+        ),
+    ),
+}
+
+
+def _deltas(stream: str, delta_of: Any) -> list[str]:
+    """The text deltas of an SSE stream, in order."""
+    found = []
+    for raw in stream.split("\n\n"):
+        for line in raw.splitlines():
+            if line.startswith("data: {"):
+                piece = delta_of(orjson.loads(line[6:]))
+                if isinstance(piece, str):
+                    found.append(piece)
+    return found
+
+
+@pytest.mark.parametrize("endpoint", NAMED_STREAMS)
+def test_a_secret_cut_across_named_stream_deltas_is_not_stored(
+    stack: SecurityStack, endpoint: str
+) -> None:
+    fields, delta_of = NAMED_STREAMS[endpoint]
+    with stack.api("alpha") as alpha:
+        answer = alpha.post(endpoint, json={"model": "tiny", "stream": True, **fields})
+        assert answer.status_code == 200, answer.text
+        sent = _deltas(answer.text, delta_of)
+        # The client gets the address, cut across deltas: no one event holds it.
+        assert "jane.roe@example.com" in "".join(sent)
+        assert not any("jane.roe@example.com" in piece for piece in sent)
+        call_id = answer.headers["x-plumbline-call-id"]
+        reader = CallReader(stack.database_url)
+        reader.wait(call_id)
+        reader.close()
+        detail = alpha.get(f"/api/calls/{call_id}").json()
+    stored = _database_dump(stack, call_id)
+    for secret in ALL_SECRETS:
+        assert secret not in stored and secret not in orjson.dumps(detail).decode(), secret
+    shown = _deltas(detail["body"]["response"], delta_of)
+    joined = "".join(shown)
+    assert len(shown) == len(sent) and "[REDACTED:email]" in joined and "Write to" in joined
+    assert "example.com" not in joined and "1111" not in joined, joined
