@@ -47,10 +47,9 @@ class RunTracing:
         target = self.target
         resource = target.resource_attributes | {"service.name": target.service_name}
         scope = ScopeSpans(scope=InstrumentationScope(name=SCOPE), spans=spans)
+        described = Resource(attributes=key_values(resource))
         request = ExportTraceServiceRequest(
-            resource_spans=[
-                ResourceSpans(resource=Resource(attributes=key_values(resource)), scope_spans=[scope])
-            ]
+            resource_spans=[ResourceSpans(resource=described, scope_spans=[scope])]
         )
         body: bytes = request.SerializeToString()
         return body

@@ -13,7 +13,6 @@ from evals.report import render_html
 from evals.report.csv_cells import spreadsheet_csv
 from evals.runs.creation import create_run
 from evals.runs.execution import ExecutionPolicy
-from evals.runs.limits import ConcurrencyLimits
 from evals.runs.listing import run_detail, run_view, run_views
 from evals.runs.runner import RunnerOptions, execute_run
 from evals.runs.stored_score import load_run_score
