@@ -4,14 +4,16 @@ gateway) linking to its question's span; the alert the run fired names the run's
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import select
 
 from evals.run_trace import question_span_id
+from plumbline.child_process import plumbline_command
 from plumbline.models import Alert, EvalRun, EvalSample
-from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
+from tests.support.otlp_receiver import HungCollector, OtlpReceiver, ReceivedSpan
 from tests.workers.receiver import Receiver
 from tests.workers.runs import run_on_workers
 from tests.workers.stack import WorkerStack, wait_for, worker_stack
@@ -127,3 +129,50 @@ def test_a_run_is_one_trace_its_calls_link_to_and_its_alert_names(
     assert (alert.rule, alert.status, alert.trace_id) == ("question:cap", "firing", trace_id)
     (posted,) = wait_for(lambda: hook.on("/hook") or None, 30, "the webhook", stack)
     assert posted.body["trace_id"] == trace_id
+
+
+def cli_run(stack: WorkerStack, suite: str, **env: str) -> EvalRun:
+    """`plumbline eval run` (the in-process runner, as the API's and the demo's); its run."""
+    done = subprocess.run(
+        plumbline_command("eval", "run", suite),
+        env={**stack.env, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    with stack.sessions() as session:
+        run = session.scalars(select(EvalRun).order_by(EvalRun.id.desc())).first()
+        assert run is not None and run.trace_id is not None
+        return run
+
+
+def test_an_in_process_run_is_traced_the_same_way(
+    stack: WorkerStack, collector: OtlpReceiver
+) -> None:
+    import_yaml(stack.sessions, SUITE.replace("name: traced", "name: traced-cli"))
+    run = cli_run(stack, "traced-cli")
+    assert run.trace_id is not None
+    # Exported before the command returned: the spans are there.
+    received = spans_of(collector, run.trace_id)
+    assert len(received) == 3
+    assert {s.resource["service.name"] for s in received} == {"plumbline-cli"}
+    with stack.sessions() as session:
+        calls = list(session.scalars(select(EvalSample.call_id).where(EvalSample.run_id == run.id)))
+    call = wait_for(lambda: collector.span_of(str(calls[0])), 30, "a call span", stack)
+    assert call.span.links[0].trace_id.hex() == run.trace_id
+
+
+def test_a_hung_collector_costs_the_run_a_bounded_wait_not_its_result(
+    stack: WorkerStack,
+) -> None:
+    import_yaml(stack.sessions, SUITE.replace("name: traced", "name: traced-hung"))
+    with HungCollector() as hung:
+        run = cli_run(
+            stack,
+            "traced-hung",
+            OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=f"{hung.url}/v1/traces",
+            OTEL_EXPORTER_OTLP_TRACES_TIMEOUT="200",
+        )
+    assert run.status == "completed" and run.summary is not None
