@@ -13,7 +13,7 @@ from sqlalchemy import select
 from evals.run_trace import question_span_id
 from plumbline.child_process import plumbline_command
 from plumbline.models import Alert, EvalRun, EvalSample
-from tests.support.otlp_receiver import HungCollector, OtlpReceiver, ReceivedSpan
+from tests.support.otlp_receiver import HungCollector, OtlpReceiver
 from tests.workers.receiver import Receiver
 from tests.workers.runs import run_on_workers
 from tests.workers.stack import WorkerStack, wait_for, worker_stack
@@ -76,11 +76,6 @@ def stack(collector: OtlpReceiver, hook: Receiver) -> Iterator[WorkerStack]:
         yield running
 
 
-def spans_of(collector: OtlpReceiver, trace_id: str) -> list[ReceivedSpan]:
-    with collector._lock:
-        return [s for s in collector.spans if s.span.trace_id.hex() == trace_id]
-
-
 def test_a_run_is_one_trace_its_calls_link_to_and_its_alert_names(
     stack: WorkerStack, collector: OtlpReceiver, hook: Receiver
 ) -> None:
@@ -93,8 +88,8 @@ def test_a_run_is_one_trace_its_calls_link_to_and_its_alert_names(
     trace_id, keys = run.trace_id, {qid: key for key, qid in run.definition["question_ids"].items()}
 
     # The run's trace: its span and one child per question, however many samples it sent.
-    wait_for(lambda: len(spans_of(collector, trace_id)) >= 3, 30, "the run's spans", stack)
-    received = spans_of(collector, trace_id)
+    wait_for(lambda: len(collector.spans_in(trace_id)) >= 3, 30, "the run's spans", stack)
+    received = collector.spans_in(trace_id)
     assert len(received) == 3 and len(samples) == 8
     (root,) = [s for s in received if s.span.parent_span_id == b""]
     assert root.span.span_id.hex() == run.span_id
@@ -155,7 +150,7 @@ def test_an_in_process_run_is_traced_the_same_way(
     run = cli_run(stack, "traced-cli")
     assert run.trace_id is not None
     # Exported before the command returned: the spans are there.
-    received = spans_of(collector, run.trace_id)
+    received = collector.spans_in(run.trace_id)
     assert len(received) == 3
     assert {s.resource["service.name"] for s in received} == {"plumbline-cli"}
     with stack.sessions() as session:
