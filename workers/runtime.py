@@ -8,6 +8,7 @@ a forked child never reuses its parent's connections (or a loop whose thread did
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import AsyncIterator, Collection
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from evals.alerts.clients import DeliveryClients, delivery_clients
 from evals.gateway_client import Completion, GatewayCallError, GatewayClient
 from evals.live_sampling.resampling import LiveJob, resample
+from evals.run_trace import RunTracing, run_tracing_from_env
 from evals.runs.execution import ExecutionPolicy, ExecutionReport, execute_samples
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.settings import Settings
@@ -57,6 +59,8 @@ class WorkerRuntime:
         self._process_limits = ProcessLimits(
             settings.eval.concurrency, settings.eval.backend_concurrency
         )
+        # Read once, at start-up: a bad OTEL_* value stops the worker, naming the variable.
+        self.run_tracing: RunTracing | None = run_tracing_from_env(os.environ)
 
     def sessions(self) -> sessionmaker[Session]:
         """The process's session factory (engine created on first use)."""
@@ -161,11 +165,16 @@ class WorkerRuntime:
 
     def execute(self, sample_ids: Collection[int]) -> dict[str, int]:
         """Execute samples under the shared limits; counts per outcome."""
-        sessions, policy = self.sessions(), self.execution_policy()
+        sessions, policy, tracing = self.sessions(), self.execution_policy(), self.run_tracing
 
         async def execute(shared: EvalResources) -> ExecutionReport:
             return await execute_samples(
-                sessions, shared.client, sample_ids, limits=shared.limits, policy=policy
+                sessions,
+                shared.client,
+                sample_ids,
+                limits=shared.limits,
+                policy=policy,
+                tracing=tracing,
             )
 
         report = self.eval_loop().run(execute)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -78,6 +79,7 @@ def _execute(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from evals.errors import EvalServiceError
+    from evals.run_trace import run_tracing_from_env
     from evals.runs.execution import ExecutionPolicy
     from evals.runs.limits import ConcurrencyLimits
     from evals.runs.repository import samples as sample_repo
@@ -93,6 +95,7 @@ def _execute(
         logprob_wait_s=settings.eval.logprob_wait_s,
         notify=settings.worker.notify,
         finalize_lease_s=settings.worker.finalize_lease_s,
+        tracing=run_tracing_from_env(os.environ, "plumbline-cli"),
     )
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, transient=False) as progress:

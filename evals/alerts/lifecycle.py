@@ -114,6 +114,7 @@ class AlertLifecycle:
             details=details,
             fired_run_id=self.run.id,
             last_run_id=self.run.id,
+            trace_id=self.run.trace_id,
             started_at=self.now,
             updated_at=self.now,
         )
@@ -151,4 +152,5 @@ class AlertLifecycle:
             ended_at=self.now if kind == "resolved" else None,
             at=self.now,
             link=f"{link.rstrip('/')}/api/evals/runs/{self.run.id}/report" if link else None,
+            trace_id=alert.trace_id,
         )

@@ -42,6 +42,7 @@ def _fields(alert: Alert, suite: str, team: str) -> dict[str, Any]:
         acknowledged_at=alert.acknowledged_at,
         acknowledged_by=alert.acknowledged_by,
         resolved_at=alert.resolved_at,
+        trace_id=alert.trace_id,
     )
 
 

@@ -48,6 +48,8 @@ class AlertMessage:
     ended_at: datetime | None
     at: datetime
     link: str | None = None
+    # The trace of the run that fired the alert, to open in the tracing backend.
+    trace_id: str | None = None
 
     @property
     def firing(self) -> bool:

@@ -66,6 +66,9 @@ def slack_payload(message: AlertMessage) -> dict[str, Any]:
         worst = "*Worst questions*\n" + "\n".join(lines)
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": worst[:2900]}})
     context = "; ".join(message.reasons) + (f"  <{message.link}|details>" if message.link else "")
+    if message.trace_id:
+        # First, so a long list of reasons cut to Slack's limit never cuts the trace id.
+        context = f"trace `{message.trace_id}`  {context}"
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": context[:2900]}]})
     return {"text": f"{icon} {state}: {message.summary}", "blocks": blocks}
 
@@ -101,6 +104,8 @@ def alertmanager_payload(message: AlertMessage, *, hold_s: float) -> list[dict[s
         "startsAt": message.started_at.isoformat(),
         "endsAt": ends.isoformat(),
     }
+    if message.trace_id:
+        alert["annotations"]["trace_id"] = message.trace_id
     if message.link:
         alert["generatorURL"] = message.link
     return [alert]

@@ -28,6 +28,8 @@ class AlertView(BaseModel):
     acknowledged_at: datetime | None
     acknowledged_by: str | None
     resolved_at: datetime | None
+    # The trace of the run that fired it: its run span and one span per question.
+    trace_id: str | None = None
 
 
 class AlertDetail(AlertView):

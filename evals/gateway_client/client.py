@@ -17,6 +17,7 @@ import orjson
 from evals.gateway_client.messages import ChatRequest, Completion, GatewayCallError
 
 CALL_ID_HEADER = "x-plumbline-call-id"
+TRACE_LINK_HEADER = "X-Plumbline-Trace-Link"
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
@@ -69,7 +70,11 @@ class GatewayClient:
     async def chat(self, request: ChatRequest) -> Completion:
         """Send one chat completion; raises GatewayCallError on any failure."""
         reply = await self._post(
-            "/v1/chat/completions", request.body(), feature=request.feature, team=request.team
+            "/v1/chat/completions",
+            request.body(),
+            feature=request.feature,
+            team=request.team,
+            trace_link=request.trace_link,
         )
         try:
             choice = reply.payload["choices"][0]
@@ -102,8 +107,18 @@ class GatewayClient:
             found[str(entry.get("id"))] = int(length) if isinstance(length, int) else None
         return found
 
-    async def _post(self, path: str, body: dict[str, Any], *, feature: str, team: str) -> _Reply:
+    async def _post(
+        self,
+        path: str,
+        body: dict[str, Any],
+        *,
+        feature: str,
+        team: str,
+        trace_link: str | None = None,
+    ) -> _Reply:
         headers = {"X-Plumbline-Feature": feature, "X-Plumbline-Team": team, **JSON_HEADERS}
+        if trace_link is not None:
+            headers[TRACE_LINK_HEADER] = trace_link
         reply = await self._send("POST", path, data=orjson.dumps(body), headers=headers)
         if reply.status >= 400:
             raise GatewayCallError(reply.status, _error_message(reply), reply.call_id)

@@ -26,6 +26,8 @@ class ChatRequest:
     max_tokens: int | None = None
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # `X-Plumbline-Trace-Link`: the eval question span this call's own trace links to.
+    trace_link: str | None = None
 
     def body(self) -> dict[str, Any]:
         """The JSON body of the request."""

@@ -17,6 +17,7 @@ from evals.suite import sample_seed
 from evals.suites import repository as suite_repo
 from evals.suites.importer import suite_definition
 from plumbline.models import EvalRun
+from plumbline.otlp.trace_context import new_span_id, new_trace_id
 
 TRIGGERS = ("cli", "api", "schedule")
 
@@ -81,6 +82,10 @@ def create_run(
         definition=definition,
         model=suite.model,
         n_samples=n_samples,
+        # Every run is a trace of its own; whether it is exported is the finalising worker's
+        # sampler's decision, made from this id.
+        trace_id=new_trace_id(),
+        span_id=new_span_id(),
     )
     try:
         with session.begin_nested():

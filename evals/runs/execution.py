@@ -18,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from evals.gateway_client import Completion, GatewayCallError, GatewayClient
+from evals.run_trace import RunTracing
 from evals.runs.limits import SampleLimits
 from evals.runs.repository import samples as sample_repo
 from evals.runs.sample_jobs import SampleJob, load_jobs
@@ -70,9 +71,13 @@ async def execute_samples(
     limits: SampleLimits,
     policy: ExecutionPolicy = ExecutionPolicy(),
     on_sample: Callable[[SampleOutcome], None] | None = None,
+    tracing: RunTracing | None = None,
 ) -> ExecutionReport:
-    """Send each unfinished sample through the gateway and store its answer and call id."""
-    loaded = await in_thread_transaction(sessions, load_jobs, list(sample_ids))
+    """Send each unfinished sample through the gateway and store its answer and call id.
+
+    With `tracing`, each call links to its question's span in the run's trace.
+    """
+    loaded = await in_thread_transaction(sessions, load_jobs, list(sample_ids), tracing)
     report = ExecutionReport()
     for sample_id in loaded.finished + loaded.unknown:
         outcome = SampleOutcome(sample_id, "skipped")

@@ -60,6 +60,7 @@ def _view(session: Session, run: EvalRun, suite: str) -> RunView:
         baseline_run_id=run.baseline_run_id,
         summary=run.summary,
         error=run.error,
+        trace_id=run.trace_id,
     )
 
 

@@ -13,12 +13,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from evals.alerts.clients import delivery_clients
 from evals.alerts.delivery import deliver
 from evals.gateway_client import GatewayCallError, GatewayClient
+from evals.run_trace import RunTracing
 from evals.runs.execution import ExecutionPolicy, SampleOutcome, execute_samples
 from evals.runs.finalization import finalize_run
 from evals.runs.limits import SampleLimits
 from evals.runs.repository import runs as run_repo
 from evals.runs.repository import samples as sample_repo
 from evals.runs.start import begin_run, record_max_model_len
+from evals.runs.trace_export import export_run_trace
 from evals.scoring import RunScore
 from evals.transaction import in_thread_transaction
 from plumbline.models import EvalRun
@@ -46,6 +48,8 @@ class RunnerOptions:
     logprob_wait_s: float = 15.0
     notify: NotifySettings = field(default_factory=NotifySettings)
     finalize_lease_s: float = 300.0
+    # Where the run's trace goes (None: not traced); the same as a worker's.
+    tracing: RunTracing | None = None
 
 
 async def execute_run(
@@ -71,7 +75,13 @@ async def execute_run(
     await in_thread_transaction(sessions, record_max_model_len, run_id, models)
     try:
         await execute_samples(
-            sessions, client, ids, limits=options.limits, policy=options.policy, on_sample=on_sample
+            sessions,
+            client,
+            ids,
+            limits=options.limits,
+            policy=options.policy,
+            on_sample=on_sample,
+            tracing=options.tracing,
         )
         finalized = await asyncio.to_thread(
             finalize_run,
@@ -87,6 +97,8 @@ async def execute_run(
     # The same exactly-once scoring and alert decision as a worker's; a first delivery attempt
     # is made here, and a worker's sweeper retries what failed.
     await asyncio.to_thread(_deliver_once, sessions, finalized.notification_ids, options.notify)
+    if finalized.claimed:
+        await asyncio.to_thread(export_run_trace, sessions, run_id, options.tracing)
     return await in_thread_transaction(sessions, _outcome, run_id, finalized.score)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from evals.gateway_client import ChatRequest, eval_feature
+from evals.run_trace import RunTracing
 from evals.runs.repository import runs as run_repo
 from evals.runs.repository import samples as sample_repo
 from evals.suite import Suite, render_prompt, suite_from_data
@@ -38,11 +39,16 @@ class LoadedJobs:
     unknown: list[int]
 
 
-def load_jobs(session: Session, sample_ids: Collection[int]) -> LoadedJobs:
-    """Requests for the unfinished samples among `sample_ids`."""
+def load_jobs(
+    session: Session, sample_ids: Collection[int], tracing: RunTracing | None = None
+) -> LoadedJobs:
+    """Requests for the unfinished samples among `sample_ids`.
+
+    With `tracing`, each request links to its question's span in the run's trace.
+    """
     samples = sample_repo.samples_by_ids(session, sample_ids)
     unknown = sorted(set(sample_ids) - {s.id for s in samples})
-    runs: dict[int, tuple[Suite, dict[int, str], dict[str, list[str]], str]] = {}
+    runs: dict[int, tuple[Suite, dict[int, str], dict[str, list[str]], str, str | None]] = {}
     jobs, finished = [], []
     for sample in samples:
         if sample.status in FINISHED:
@@ -50,7 +56,7 @@ def load_jobs(session: Session, sample_ids: Collection[int]) -> LoadedJobs:
             continue
         if sample.run_id not in runs:
             runs[sample.run_id] = _run_context(session, sample.run_id)
-        suite, keys, wordings, team = runs[sample.run_id]
+        suite, keys, wordings, team, trace_id = runs[sample.run_id]
         key = keys[sample.question_id]
         question = suite.question(key)
         wording = wordings[key][sample.paraphrase_index]
@@ -64,6 +70,7 @@ def load_jobs(session: Session, sample_ids: Collection[int]) -> LoadedJobs:
             top_p=sampling.top_p,
             max_tokens=sampling.max_tokens,
             seed=sample.seed,
+            trace_link=tracing.link(trace_id, key) if tracing and trace_id else None,
         )
         jobs.append(
             SampleJob(
@@ -81,7 +88,7 @@ def load_jobs(session: Session, sample_ids: Collection[int]) -> LoadedJobs:
 
 def _run_context(
     session: Session, run_id: int
-) -> tuple[Suite, dict[int, str], dict[str, list[str]], str]:
+) -> tuple[Suite, dict[int, str], dict[str, list[str]], str, str | None]:
     run = run_repo.run_by_id(session, run_id, None)
     assert run is not None  # samples cascade with their run
     definition = run.definition
@@ -90,4 +97,4 @@ def _run_context(
     wordings = {
         key: [str(w["text"]) for w in items] for key, items in definition["wordings"].items()
     }
-    return suite, keys, wordings, suite_repo.team_name(session, run.team_id)
+    return suite, keys, wordings, suite_repo.team_name(session, run.team_id), run.trace_id

@@ -28,6 +28,8 @@ class RunView(BaseModel):
     baseline_run_id: int | None
     summary: dict[str, Any] | None
     error: str | None
+    # The run's trace (run span and one span per question) in the tracing backend.
+    trace_id: str | None = None
 
 
 class RunDetail(RunView):

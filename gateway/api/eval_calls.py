@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 from fastapi import Request
 
 from evals.gateway_client import GatewayClient
+from evals.run_trace import RunTracing, run_tracing_from_env
 from evals.runs.limits import ConcurrencyLimits
 from gateway.api.deps import get_state
 from gateway.errors import GatewayError
@@ -46,3 +49,14 @@ def shared_limits(request: Request) -> ConcurrencyLimits:
         limits = ConcurrencyLimits(settings.concurrency, settings.backend_concurrency)
         request.app.state.eval_limits = limits
     return limits
+
+
+def run_tracing(request: Request) -> RunTracing | None:
+    """Where runs this gateway executes export their traces: its own OTEL_* variables.
+
+    Read on first use (the gateway checked them at start-up), then kept on the app.
+    """
+    if not hasattr(request.app.state, "run_tracing"):
+        request.app.state.run_tracing = run_tracing_from_env(os.environ, "plumbline-gateway")
+    tracing: RunTracing | None = request.app.state.run_tracing
+    return tracing

@@ -13,14 +13,13 @@ from evals.report import render_html
 from evals.report.csv_cells import spreadsheet_csv
 from evals.runs.creation import create_run
 from evals.runs.execution import ExecutionPolicy
-from evals.runs.limits import ConcurrencyLimits
 from evals.runs.listing import run_detail, run_view, run_views
 from evals.runs.runner import RunnerOptions, execute_run
 from evals.runs.stored_score import load_run_score
 from evals.runs.views import RunDetail, RunView
 from evals.transaction import in_thread_transaction
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
-from gateway.api.eval_calls import eval_client, shared_limits
+from gateway.api.eval_calls import eval_client, run_tracing, shared_limits
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import IdPath, IdQuery, RunList
 
@@ -43,14 +42,15 @@ async def _execute(
             log.exception("eval run %s failed", run_id)
 
 
-def _options(state: StateDep, limits: ConcurrencyLimits) -> RunnerOptions:
+def _options(state: StateDep, request: Request) -> RunnerOptions:
     settings = state.settings.eval
     return RunnerOptions(
-        limits=limits,
+        limits=shared_limits(request),
         policy=ExecutionPolicy(max_attempts=settings.max_attempts),
         logprob_wait_s=settings.logprob_wait_s,
         notify=state.settings.worker.notify,
         finalize_lease_s=state.settings.worker.finalize_lease_s,
+        tracing=run_tracing(request),
     )
 
 
@@ -72,7 +72,7 @@ async def start_run(
             state.sessions, create_run, suite_id, team_id=team_scope(caller), trigger="api"
         )
         view = await in_thread_transaction(state.sessions, run_view, created.run_id, team_id=None)
-    options = _options(state, shared_limits(request))
+    options = _options(state, request)
     background.add_task(_execute, state.sessions, client, created.run_id, options, False)
     return view
 
@@ -91,7 +91,7 @@ async def resume_run(
         view = await in_thread_transaction(
             state.sessions, run_view, run_id, team_id=team_scope(caller)
         )
-    options = _options(state, shared_limits(request))
+    options = _options(state, request)
     background.add_task(_execute, state.sessions, client, run_id, options, True)
     return view
 

@@ -1,4 +1,4 @@
-"""Which keys may label their calls as eval or live-sample traffic."""
+"""Which keys may label their calls as eval or live-sample traffic, or link them to a run."""
 
 from __future__ import annotations
 
@@ -21,4 +21,15 @@ def check_traffic_label(key: KeyInfo, feature: str | None) -> None:
             f"X-Plumbline-Feature values starting with `{reserved}` label the gateway's own eval "
             "and live-sample traffic and need an admin key; name your feature otherwise.",
             "X-Plumbline-Feature",
+        )
+
+
+def check_trace_link(key: KeyInfo, present: bool) -> None:
+    """Refuse (403) X-Plumbline-Trace-Link from a product key: it ties a call to an eval run."""
+    if present and not key.is_admin:
+        raise GatewayError(
+            403,
+            "Only admin keys may set X-Plumbline-Trace-Link: it links the gateway's own eval "
+            "calls to their run's trace; send your trace context as traceparent instead.",
+            "X-Plumbline-Trace-Link",
         )

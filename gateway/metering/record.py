@@ -7,6 +7,8 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
+from plumbline.otlp.trace_context import ParentContext
+
 
 @dataclass(frozen=True, slots=True)
 class LiveSampleOrder:
@@ -87,6 +89,8 @@ class CallRecord:
     parent_span_id: str | None = None
     trace_sampled: bool = False
     tracestate: str | None = None
+    # The span the gateway span links to: an eval question's (X-Plumbline-Trace-Link, admin only).
+    trace_link: ParentContext | None = None
 
     # Records are pickled to the recorder process by the gateway's hand-off thread, which holds
     # the GIL meanwhile: their state is the bare values in slot order, gathered in C.

@@ -81,4 +81,5 @@ def assemble_record(
         parent_span_id=arrival.trace.parent_span_id,
         trace_sampled=arrival.trace.sampled,
         tracestate=arrival.trace.tracestate,
+        trace_link=arrival.trace.link,
     )

@@ -15,7 +15,7 @@ import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.auth.keys import KeyInfo
-from gateway.auth.traffic_labels import check_traffic_label
+from gateway.auth.traffic_labels import check_trace_link, check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.ids import new_call_id, new_request_id
@@ -39,7 +39,7 @@ from gateway.proxy.request_plan import plan_request
 from gateway.proxy.request_upload import RequestUpload
 from gateway.proxy.tenant_fields import confine_tenant_fields
 from gateway.state import GatewayState
-from gateway.tracing.call_trace import call_trace
+from gateway.tracing.call_trace import call_trace, linked, trace_link_values
 from gateway.upstream.streamed_body import StreamedBody
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,7 @@ class ProxyCall:
             end_user=header_text(self.headers, b"x-plumbline-user", 256),
             trace=call_trace(state.tracing, scope["headers"]),
         )
+        self.link_values = trace_link_values(scope["headers"])
         self.attribution = Attribution(
             source_of(feature), state.config.recording.unattributed_retention_days
         )
@@ -251,10 +252,12 @@ class ProxyCall:
         self.charged = info
         try:
             check_traffic_label(info, self.arrival.feature)
+            check_trace_link(info, bool(self.link_values))
         except GatewayError:
             # A refused label is not counted as eval traffic.
             self.attribution = replace(self.attribution.to_team(info), source="product")
             raise
+        self.arrival = replace(self.arrival, trace=linked(self.arrival.trace, self.link_values))
         on_behalf = header_text(self.headers, b"x-plumbline-team", 128)
         if on_behalf is not None and on_behalf != info.team_name:
             info = await self._act_for_team(info, on_behalf)

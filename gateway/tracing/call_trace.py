@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from plumbline.otlp.sampler import TraceSampler
 from plumbline.otlp.trace_context import (
     MAX_HEADER_CHARS,
+    ParentContext,
     format_traceparent,
     new_span_id,
     new_trace_id,
@@ -26,6 +27,29 @@ class CallTrace:
     sampled: bool = False
     tracestate: str | None = None
     upstream_headers: tuple[tuple[str, str], ...] = ()
+    # The span this call's span links to (an eval question's, from X-Plumbline-Trace-Link).
+    link: ParentContext | None = None
+
+
+TRACE_LINK_HEADER = b"x-plumbline-trace-link"
+
+
+def trace_link_values(raw: list[tuple[bytes, bytes]]) -> list[str]:
+    """The X-Plumbline-Trace-Link header values, each bounded as traceparent is, as text."""
+    return [v[:MAX_HEADER_CHARS].decode("latin-1") for n, v in raw if n == TRACE_LINK_HEADER]
+
+
+def linked(trace: CallTrace, values: list[str]) -> CallTrace:
+    """The trace with the link an (admin's) X-Plumbline-Trace-Link names.
+
+    Read by traceparent's rules: a malformed value, or two values, are ignored as an invalid
+    traceparent is (the call is served, its span has no link); with tracing off there is no
+    span to link from.
+    """
+    if trace.span_id is None or len(values) != 1:
+        return trace
+    link = parse_traceparent(values[0])
+    return trace if link is None else replace(trace, link=link)
 
 
 def _client_headers(raw: list[tuple[bytes, bytes]]) -> tuple[list[str], list[str]]:

@@ -159,6 +159,25 @@ def _is_error(record: CallRecord) -> bool:
     return record.status_code >= 400 or record.error_type is not None
 
 
+# OTLP Link.flags: the linked context's W3C flags, and that it is remote (another process's).
+LINK_IS_REMOTE = 0x100 | 0x200
+
+
+def call_links(record: CallRecord) -> list[Span.Link]:
+    """The span's link to the eval question span its call was sent for, if any."""
+    link = record.trace_link
+    if link is None:
+        return []
+    flags = (1 if link.sampled else 0) | LINK_IS_REMOTE
+    return [
+        Span.Link(
+            trace_id=bytes.fromhex(link.trace_id),
+            span_id=bytes.fromhex(link.span_id),
+            flags=flags,
+        )
+    ]
+
+
 def call_span(
     record: CallRecord,
     row: dict[str, Any],
@@ -215,5 +234,6 @@ def call_span(
         end_time_unix_nano=max(end, _nanos(record.created_at)),
         attributes=key_values(attributes),
         events=events,
+        links=call_links(record),
         status=status,
     )

@@ -36,6 +36,8 @@ class Alert(Base):
         ForeignKey("eval_runs.id", ondelete="SET NULL"), nullable=True
     )
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # The trace of the run that fired it (eval_runs.trace_id).
+    trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     acknowledged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     acknowledged_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

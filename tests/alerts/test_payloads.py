@@ -100,3 +100,19 @@ def test_the_generic_webhook_carries_every_field_as_json() -> None:
     assert body["started_at"] == START.isoformat() and body["ended_at"] is None
     assert body["worst"][0]["question"] == "cap" and body["worst"][0]["critical"] is True
     assert build_payload("alertmanager", FIRE, hold_s=60)[0]["labels"]["rule"] == "question:cap"
+
+
+def test_every_channel_names_the_trace_of_the_run_that_fired() -> None:
+    traced = replace(FIRE, trace_id="4bf92f3577b34da6a3ce929d0e0e4736", reasons=("x" * 5000,))
+    assert build_payload("webhook", traced, hold_s=60)["trace_id"] == traced.trace_id
+    (alert,) = alertmanager_payload(traced, hold_s=60)
+    assert alert["annotations"]["trace_id"] == traced.trace_id
+    # Before the reasons, so Slack's cut of a long context never cuts the trace id.
+    context = slack_payload(traced)["blocks"][-1]["elements"][0]["text"]
+    assert context.startswith(f"trace `{traced.trace_id}`")
+
+
+def test_without_a_trace_no_channel_shows_one() -> None:
+    assert build_payload("webhook", FIRE, hold_s=60)["trace_id"] is None
+    assert "trace_id" not in alertmanager_payload(FIRE, hold_s=60)[0]["annotations"]
+    assert "trace" not in slack_payload(FIRE)["blocks"][-1]["elements"][0]["text"]

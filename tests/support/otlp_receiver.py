@@ -89,6 +89,11 @@ class OtlpReceiver:
             found = [s for s in self.spans if s.attributes.get("plumbline.call.id") == call_id]
         return found[0] if found else None
 
+    def spans_in(self, trace_id: str) -> list[ReceivedSpan]:
+        """The spans received so far of the trace `trace_id` (32 hex)."""
+        with self._lock:
+            return [s for s in self.spans if s.span.trace_id.hex() == trace_id]
+
     def _take(self, path: str, body: bytes, headers: dict[str, str]) -> bytes | None:
         with self._lock:
             if path == "/v1/traces":

@@ -58,11 +58,13 @@ class WorkerStack:
     config: dict[str, Any]
     exits: ExitStack
     processes: list[CeleryProcess] = field(default_factory=list)
+    # Variables every process of the stack gets besides its settings (OTEL_*, say).
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def env(self) -> dict[str, str]:
         """Environment of every worker and beat process of this stack."""
-        return {**flatten("", self.config), "PLUMBLINE_LOG_LEVEL": "INFO"}
+        return {**flatten("", self.config), "PLUMBLINE_LOG_LEVEL": "INFO", **self.extra_env}
 
     def settings(self) -> Settings:
         """The same settings, in this process."""
@@ -118,9 +120,11 @@ def worker_stack(
     *,
     worker: dict[str, Any] | None = None,
     model: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
     **gateway_overrides: Any,
 ) -> Iterator[WorkerStack]:
-    """Simulator, migrated Postgres, gateway and a Redis key prefix of this module's own."""
+    """Simulator, migrated Postgres, gateway and a Redis key prefix of this module's own;
+    `env` goes to the gateway and to every worker and beat."""
     prefix = f"plumbline-test-{uuid.uuid4().hex[:8]}:"
     with ExitStack() as exits:
         simulator = exits.enter_context(SimulatorProcess(simulator_config))
@@ -128,7 +132,7 @@ def worker_stack(
         admin_key = issue_key(url, "ops", admin=True)
         config = gateway_config(simulator.base_url, **gateway_overrides)
         config["models"][0].update(model or {})
-        gateway = GatewayProcess(config, url)
+        gateway = GatewayProcess(config, url, env=env)
         exits.enter_context(gateway)
         engine = create_db_engine(url)
         exits.callback(engine.dispose)
@@ -147,7 +151,14 @@ def worker_stack(
             "worker": {**FAST, "key_prefix": prefix, **(worker or {})},
         }
         yield WorkerStack(
-            simulator, gateway, url, make_session_factory(engine), admin_key, settings, exits
+            simulator,
+            gateway,
+            url,
+            make_session_factory(engine),
+            admin_key,
+            settings,
+            exits,
+            extra_env=dict(env or {}),
         )
 
 

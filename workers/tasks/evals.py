@@ -9,6 +9,7 @@ from typing import Any
 from evals.runs.fanout import ready_to_finalize, start_fanout
 from evals.runs.finalization import finalize_run as finalize
 from evals.runs.start import record_max_model_len
+from evals.runs.trace_export import export_run_trace
 from evals.sweeps import sweep as find_stalled
 from evals.transaction import in_transaction
 from workers.app import enqueue, named_task, runtime_of
@@ -61,6 +62,8 @@ def finalize_run(self: Any, run_id: int) -> str | None:
         enqueue(self.app, "alerts.deliver", notification_id)
     if done.claimed:
         log.info("run %s: finalised (%s), alerts %s", run_id, done.status, done.alerts)
+        # After the alerts are on their way: a slow collector delays nothing but this task.
+        export_run_trace(runtime.sessions(), run_id, runtime.run_tracing)
     return done.status
 
 
