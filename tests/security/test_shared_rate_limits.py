@@ -17,6 +17,7 @@ from gateway.auth.keys import KeyInfo
 from gateway.proxy.rate_limits import Grant, LimitsUnavailable, RateLimiter, RateLimitExceeded
 from gateway.proxy.rate_limits.redis_buckets import connect_buckets
 from gateway.rate_limit_config import RateLimitConfig
+from tests.reliability.redis_server import RedisServer, redis_server
 from tests.support.otlp_receiver import HungCollector, free_port_url
 
 REDIS = "redis://127.0.0.1:6379/0"
@@ -219,3 +220,20 @@ def test_a_settlement_that_cannot_reach_redis_is_counted_not_raised(prefix: str)
             await limiter.aclose()
 
     asyncio.run(scenario())
+
+
+def test_a_redis_that_dies_and_comes_back_is_used_again(prefix: str) -> None:
+    async def scenario(server: RedisServer) -> list[str]:
+        limiter = _limiter(prefix, url=server.url, redis_retry_s=0)
+        info = replace(KEY, requests_per_minute=100)
+        stores = [(await limiter.admit(info, 0)).store]
+        server.kill()
+        stores.append((await limiter.admit(info, 0)).store)
+        server.start()  # the same port, empty: its buckets start full again
+        stores.append((await limiter.admit(info, 0)).store)
+        assert limiter.counts["error"] == 1 and limiter.counts["failed_open"] == 1
+        await limiter.aclose()
+        return stores
+
+    with redis_server() as server:
+        assert asyncio.run(scenario(server)) == ["redis", "memory", "redis"]
