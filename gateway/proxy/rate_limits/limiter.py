@@ -52,7 +52,6 @@ class RateLimiter:
         if not takes:
             return NO_GRANT
         tokens = tuple(take for take in takes if take.unit == "tokens")
-        store = "memory"
         if self.shared is not None:
             if self._clock() >= self._skip_until:
                 try:
@@ -71,7 +70,7 @@ class RateLimiter:
         refusal = self.local.take(takes)
         if refusal is not None:
             raise RateLimitExceeded(refusal)
-        return Grant(tokens, store)
+        return Grant(tokens, "memory")
 
     async def settle(self, grant: Grant, used: int) -> None:
         """Charge a finished call's real tokens against what it reserved (never raises)."""
