@@ -10,6 +10,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gateway.rate_limit_config import RateLimitConfig
 from gateway.retention.classes import check_retention_days
 from gateway.url_credentials import refuse_userinfo
 from plumbline.answers.specs import AnswerSpec
@@ -175,9 +176,8 @@ class Limits(_Strict):
     max_body_bytes: int = 8 * 1024 * 1024
     # Inputs, documents or pairs in one embeddings, pooling, classify, score or rerank call.
     max_pooling_items: int = Field(default=2048, ge=1)
-    # Rate limits are token buckets in each replica's memory: with N replicas behind a
-    # balancer, each enforces limit / N (see docs/security.md).
-    rate_limit_replicas: int = Field(default=1, ge=1)
+    # Per-key and per-team request and token limits: where they are kept (docs/security.md).
+    rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
     # How long a verified key is trusted from memory: a revocation made elsewhere (CLI,
     # another replica) takes effect here within this time.
     key_cache_ttl_s: float = Field(default=30.0, ge=0, le=3600)
@@ -193,6 +193,19 @@ class Limits(_Strict):
     # disconnected", no answer).
     keep_alive_s: int = Field(default=75, ge=1, le=3600)
     backends: BackendLimits = Field(default_factory=BackendLimits)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replicas_are_gone(cls, data: object) -> object:
+        # Refused rather than ignored: ignored, each replica would enforce the whole limit.
+        if isinstance(data, dict) and "rate_limit_replicas" in data:
+            raise ValueError(
+                "limits.rate_limit_replicas is gone: replicas no longer divide the limits "
+                "between them. For several gateway processes or replicas set "
+                "limits.rate_limits.store: redis (PLUMBLINE_REDIS__URL), which keeps one "
+                "limit for all of them; for one process remove the setting."
+            )
+        return data
 
 
 class RedactionConfig(_Strict):

@@ -21,7 +21,8 @@ from gateway.metrics import CallbackCollector, GatewayMetrics
 from gateway.otlp_metrics.prometheus_counters import metric_export_counters
 from gateway.otlp_metrics.settings import metric_export_settings
 from gateway.proxy.call_kinds.served import served_kinds
-from gateway.proxy.rate_limiter import RateLimiter
+from gateway.proxy.rate_limits import RateLimiter
+from gateway.proxy.rate_limits.redis_buckets import connect_buckets
 from gateway.recording.call_sink import CallSink
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_process import RecorderProcess
@@ -171,6 +172,15 @@ def _trace_sampler(config: GatewayConfig) -> TraceSampler | None:
     return sampler_from_env(os.environ)
 
 
+def _rate_limiter(settings: Settings, config: GatewayConfig) -> RateLimiter:
+    """Limits in memory, or in Redis (PLUMBLINE_REDIS__URL) shared by every replica."""
+    limits = config.limits.rate_limits
+    if limits.store == "memory":
+        return RateLimiter(limits)
+    shared = connect_buckets(settings.redis.url, settings.worker.key_prefix, limits)
+    return RateLimiter(limits, shared)
+
+
 async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState:
     """Create everything a running gateway needs and start its background work."""
     engine = create_db_engine(settings.database.url, pool_size=settings.database.pool_size)
@@ -210,12 +220,13 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         ),
         metrics=metrics,
         sampler=sampler,
-        limiter=RateLimiter(config.limits.rate_limit_replicas),
+        limiter=_rate_limiter(settings, config),
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
         tracing=_trace_sampler(config),
         prometheus_metrics=metric_export_settings(os.environ).prometheus,
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
+    metrics.add_collector(CallbackCollector(state.limiter.metric_families))
     loop = asyncio.get_running_loop()
     metrics.add_collector(CallbackCollector(lambda: _loop_gauges(loop)))
     ProcessCollector(registry=metrics.registry)
@@ -235,5 +246,6 @@ async def close_state(state: GatewayState) -> None:
     await state.monitor.stop()
     await state.http.close()
     state.upstream.close()
+    await state.limiter.aclose()
     state.sink.stop()
     state.engine.dispose()

@@ -12,7 +12,7 @@ from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
-from gateway.proxy.rate_limiter import RateLimiter
+from gateway.proxy.rate_limits import RateLimiter
 from gateway.recording.call_sink import CallSink
 from gateway.response_owners.owners import ResponseOwners
 from gateway.routing.health import HealthMonitor

@@ -26,7 +26,7 @@ from gateway.proxy.call_facts import Arrival, Attribution, Delivery, Kept, Outco
 from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.call_record import assemble_record
 from gateway.proxy.forward import Forwarder
-from gateway.proxy.rate_limiter import RateLimitExceeded
+from gateway.proxy.rate_limits import Grant, reserved_tokens
 from gateway.proxy.relay import Relay
 from gateway.proxy.request_fields import (
     RequestParams,
@@ -100,8 +100,10 @@ class ProxyCall:
             state.config.limits,
         )
         self.forwarder = Forwarder(state, self.relay, kind.path, self.arrival.trace)
-        # The key whose token buckets pay for this call, once it is admitted.
-        self.charged: KeyInfo | None = None
+        # The key presented (its limits apply, also when it acts for another team), once
+        # verified, and what the call took from its buckets, once admitted.
+        self.presented: KeyInfo | None = None
+        self.grant: Grant | None = None
         # The request's upload, for kinds whose body is streamed upstream as it arrives.
         self.upload: RequestUpload | None = None
 
@@ -136,9 +138,9 @@ class ProxyCall:
             await self.relay.reply_error(failure)
         finally:
             record = self._record(perf_counter())
-            if self.charged is not None:
-                self.state.limiter.charge_tokens(self.charged, tokens_used(record))
             self.state.sink.submit(record)
+            if self.grant is not None:
+                await self.state.limiter.settle(self.grant, tokens_used(record))
 
     def _record(self, t_done: float) -> CallRecord:
         relay = self.relay
@@ -186,12 +188,15 @@ class ProxyCall:
         self.params = with_fields(self.params, fields)
         model = self._model(payload)
         self.kind.admit(payload, fields, model, limits)
+        assert self.presented is not None
+        reserve = reserved_tokens(fields, limits.rate_limits.assumed_max_tokens)
+        self.grant = await self.state.limiter.admit(self.presented, reserve)
         salted = model.provider == "vllm" and self.kind.salts_cache
         confine_tenant_fields(
             payload,
             fields,
             team_id=self.attribution.team_id,
-            is_admin=self.charged is not None and self.charged.is_admin,
+            is_admin=self.presented is not None and self.presented.is_admin,
             pepper=self.state.settings.key_salt.get_secret_value(),
             media_domains=model.allowed_media_domains,
             salted=salted,
@@ -243,13 +248,8 @@ class ProxyCall:
             ) from None
         if info is None:
             raise GatewayError(401, "Invalid or revoked API key.")
-        # Limits belong to the presented key and its own team, also when it acts for another.
-        refusal = self.state.limiter.admit(info)
         self.attribution = replace(self.attribution, key_id=info.key_id)
-        if refusal is not None:
-            self.attribution = self.attribution.to_team(info)
-            raise RateLimitExceeded(refusal)
-        self.charged = info
+        self.presented = info
         try:
             check_traffic_label(info, self.arrival.feature)
             check_trace_link(info, bool(self.link_values))
