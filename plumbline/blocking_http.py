@@ -68,13 +68,15 @@ class BlockingHttp:
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, str | int] | None = None,
         read_limit: int = 0,
+        total_s: float | None = None,
     ) -> Reply:
         """Send one request, redirects not followed; the reply holds up to `read_limit` bytes.
 
         `json`, when given, is the body (else `data`, bytes sent as they are). The body is not
         read unless `read_limit` is set.
         Raises what aiohttp raises (aiohttp.ClientError, TimeoutError) and what `check_url` or
-        the session's guard raise. `timeout_s` bounds the connection and each read.
+        the session's guard raise. `timeout_s` bounds the connection and each read; `total_s`,
+        when given, the whole exchange (a peer that trickles bytes cannot hold it longer).
         """
         if self._check_url is not None:
             self._check_url(url)
@@ -85,7 +87,8 @@ class BlockingHttp:
             if not any(name.lower() == "content-type" for name in given):
                 given["Content-Type"] = "application/json"
             headers = given
-        call = self._request(method, url, timeout_s, body, headers, params, read_limit)
+        timeout = aiohttp.ClientTimeout(total=total_s, connect=timeout_s, sock_read=timeout_s)
+        call = self._request(method, url, timeout, body, headers, params, read_limit)
         future: Future[Reply] = asyncio.run_coroutine_threadsafe(call, self._running_loop())
         try:
             return future.result()
@@ -118,7 +121,7 @@ class BlockingHttp:
         self,
         method: str,
         url: str,
-        timeout_s: float,
+        timeout: aiohttp.ClientTimeout,
         body: bytes | None,
         headers: Mapping[str, str] | None,
         params: Mapping[str, str | int] | None,
@@ -126,7 +129,6 @@ class BlockingHttp:
     ) -> Reply:
         if self._session is None:
             self._session = self._open()
-        timeout = aiohttp.ClientTimeout(total=None, connect=timeout_s, sock_read=timeout_s)
         async with self._session.request(
             method,
             url,

@@ -104,7 +104,12 @@ class MetricExporter:
         while True:
             self._wake.wait(self.settings.interval_s)
             stopping = self._stopping
-            self.export(tries=1 if stopping else self._tries)
+            try:
+                self.export(tries=1 if stopping else self._tries)
+            except Exception:
+                # The thread must outlive any one export: a dead exporter sends nothing again.
+                self.failed += 1
+                log.exception("a metric export failed; the next one goes on")
             if stopping:
                 return
 

@@ -65,13 +65,6 @@ def _exporters(env: Mapping[str, str]) -> set[str] | None:
     return names
 
 
-def _positive_s(env: Mapping[str, str], name: str, default_ms: float) -> float:
-    value = duration_s(env, name, default_ms)
-    if value <= 0:
-        raise OtlpSettingsError(f"{name} must be more than 0 milliseconds")
-    return value
-
-
 def _delta(env: Mapping[str, str]) -> bool:
     preference = env.get(TEMPORALITY, "").strip().lower() or "cumulative"
     if preference not in DELTA_PREFERENCES:
@@ -108,8 +101,8 @@ def metric_export_settings(
     return MetricExportSettings(
         prometheus=prometheus,
         target=target,
-        interval_s=_positive_s(env, "OTEL_METRIC_EXPORT_INTERVAL", 60_000),
-        timeout_s=_positive_s(env, "OTEL_METRIC_EXPORT_TIMEOUT", 30_000),
+        interval_s=duration_s(env, "OTEL_METRIC_EXPORT_INTERVAL", 60_000),
+        timeout_s=duration_s(env, "OTEL_METRIC_EXPORT_TIMEOUT", 30_000),
         delta=_delta(env),
         latest_semconv=latest_gen_ai_semconv(env),
     )

@@ -43,19 +43,26 @@ class Recorder:
         self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size)
         self.observations: deque[CallObservation] = deque()
         self.sink = LogSink(self.engine, self.config, observer=self._observe)
+        self._send_lock = threading.Lock()
+        self._done = threading.Event()
         # The gateway checked these variables at its start-up; this process inherits them.
+        self.spans: SpanExporter | None = None
+        self.metrics: MetricExporter | None = None
+        # Rows never depend on an exporter: one that cannot be built is logged and left out.
+        try:
+            self._build_exporters()
+        except Exception:
+            log.exception("trace or metric export is off in this recorder: it could not start")
+
+    def _build_exporters(self) -> None:
         settings = trace_export_settings(os.environ)
         # Spans and metrics of this process name the same instance.
         instance = str(uuid.uuid4())
-        self.spans = (
-            SpanExporter(settings, policy=self.sink.policy, instance_id=instance)
-            if settings.enabled
-            else None
-        )
+        if settings.enabled:
+            self.spans = SpanExporter(settings, policy=self.sink.policy, instance_id=instance)
         metrics = metric_export_settings(os.environ)
-        self.metrics = MetricExporter(metrics, instance_id=instance) if metrics.otlp else None
-        self._send_lock = threading.Lock()
-        self._done = threading.Event()
+        if metrics.otlp:
+            self.metrics = MetricExporter(metrics, instance_id=instance)
 
     def _observe(self, record: CallRecord, row: dict[str, Any]) -> None:
         self.observations.append(CallObservation.of(record, row))
@@ -76,15 +83,30 @@ class Recorder:
         try:
             self._receive()
         finally:
-            self.sink.stop()
-            if self.spans is not None:
-                self.spans.stop()
-            if self.metrics is not None:
-                self.metrics.stop()
-            self._done.set()
-            reporter.join()
-            self._report(final=True)
-            self.engine.dispose()
+            try:
+                self.sink.stop()
+            finally:
+                # An exporter that fails to stop must not keep the reporter, and so the
+                # process, alive: the gateway would wait on it and then leave it running.
+                try:
+                    self._stop_exporters()
+                finally:
+                    self._done.set()
+                    reporter.join()
+                    self._report(final=True)
+                    self.engine.dispose()
+
+    def _stop_exporters(self) -> None:
+        # Side by side: with a hung collector each waits out its request and final pass.
+        stoppers = [
+            threading.Thread(target=exporter.stop, name="plumbline-exporter-stop")
+            for exporter in (self.spans, self.metrics)
+            if exporter is not None
+        ]
+        for stopper in stoppers:
+            stopper.start()
+        for stopper in stoppers:
+            stopper.join()
 
     def _receive(self) -> None:
         while True:

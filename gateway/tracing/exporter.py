@@ -125,16 +125,23 @@ class SpanExporter:
             self._wake.wait(self.settings.schedule_delay_s)
             self._wake.clear()
             stopping = self._stopping
-            budget = self._final_pass_s() if stopping else self.settings.export_timeout_s
-            deadline = time.monotonic() + budget
-            while self._queue and time.monotonic() < deadline:
-                self._export(self._take(), tries=1 if stopping else TRIES)
-                if not stopping and len(self._queue) < self.settings.max_export_batch_size:
-                    break
+            try:
+                self._export_pass(stopping)
+            except Exception:
+                # The thread must outlive any one pass: a dead exporter would drop every span.
+                log.exception("a span export pass failed; the next one goes on")
             if stopping:
                 self.dropped["export_failed"] += len(self._queue)
                 self._queue.clear()
                 return
+
+    def _export_pass(self, stopping: bool) -> None:
+        budget = self._final_pass_s() if stopping else self.settings.export_timeout_s
+        deadline = time.monotonic() + budget
+        while self._queue and time.monotonic() < deadline:
+            self._export(self._take(), tries=1 if stopping else TRIES)
+            if not stopping and len(self._queue) < self.settings.max_export_batch_size:
+                break
 
     def _final_pass_s(self) -> float:
         return min(self.settings.export_timeout_s, SHUTDOWN_S)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 HTTP_PROTOBUF = "http/protobuf"
+# One day: longer waits are a mistake, and threading's limit is far above it.
+MAX_DURATION_S = 86_400.0
 DEFAULT_SERVICE_NAME = "plumbline-gateway"
 
 
@@ -58,6 +61,9 @@ def _number(env: Mapping[str, str], name: str, default: float, *, scale: float =
         value = float(raw)
     except ValueError:
         raise OtlpSettingsError(f"{name} must be a number, got {raw!r}") from None
+    # nan and inf would pass every comparison below and break the export threads later.
+    if not math.isfinite(value):
+        raise OtlpSettingsError(f"{name} must be a finite number, got {raw!r}")
     if value < 0:
         raise OtlpSettingsError(f"{name} must not be negative, got {raw!r}")
     return value * scale
@@ -79,6 +85,13 @@ def _endpoint(env: Mapping[str, str], signal: str) -> str | None:
         return None
     if not endpoint.startswith(("http://", "https://")):
         raise OtlpSettingsError(f"the OTLP {signal} endpoint must be an http:// or https:// URL")
+    parts = urlsplit(endpoint)
+    if parts.username is not None or parts.password is not None:
+        # The URL is logged when an export fails: a credential in it would be too.
+        raise OtlpSettingsError(
+            f"the OTLP {signal} endpoint must not carry credentials; put them in "
+            "OTEL_EXPORTER_OTLP_HEADERS (e.g. Authorization=Basic%20...) instead"
+        )
     return endpoint
 
 
@@ -126,7 +139,7 @@ def otlp_target(
     return OtlpTarget(
         endpoint=_endpoint(env, signal),
         headers=headers,
-        timeout_s=_number(env, timeout_name, 10_000, scale=1e-3),
+        timeout_s=duration_s(env, timeout_name, 10_000),
         service_name=service,
         resource_attributes=resource,
     )
@@ -134,7 +147,13 @@ def otlp_target(
 
 def duration_s(env: Mapping[str, str], name: str, default_ms: float) -> float:
     """A duration variable, in milliseconds as the specification has it, as seconds."""
-    return _number(env, name, default_ms, scale=1e-3)
+    value = _number(env, name, default_ms, scale=1e-3)
+    # Zero would be no timeout to aiohttp and a busy loop to an export thread.
+    if not 0 < value <= MAX_DURATION_S:
+        raise OtlpSettingsError(
+            f"{name} must be more than 0 and at most {MAX_DURATION_S * 1000:.0f} milliseconds"
+        )
+    return value
 
 
 def latest_gen_ai_semconv(env: Mapping[str, str]) -> bool:

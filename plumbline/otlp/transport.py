@@ -52,6 +52,8 @@ class OtlpPoster:
                     data=body,
                     headers=self._headers,
                     read_limit=READ_LIMIT,
+                    # A collector that trickles its answer still gets only the timeout.
+                    total_s=self.timeout_s,
                 )
             except Exception as error:  # aiohttp's errors, timeouts, refused connections
                 problem = type(error).__name__

@@ -97,6 +97,10 @@ def test_temporality_preference(preference: str, delta: bool) -> None:
         ({"OTEL_METRIC_EXPORT_INTERVAL": "soon"}, "OTEL_METRIC_EXPORT_INTERVAL must be a number"),
         ({"OTEL_METRIC_EXPORT_INTERVAL": "0"}, "OTEL_METRIC_EXPORT_INTERVAL must be more than 0"),
         ({"OTEL_METRIC_EXPORT_TIMEOUT": "-5"}, "OTEL_METRIC_EXPORT_TIMEOUT must not be negative"),
+        ({"OTEL_METRIC_EXPORT_INTERVAL": "nan"}, "OTEL_METRIC_EXPORT_INTERVAL must be a finite"),
+        ({"OTEL_METRIC_EXPORT_INTERVAL": "inf"}, "OTEL_METRIC_EXPORT_INTERVAL must be a finite"),
+        ({"OTEL_METRIC_EXPORT_TIMEOUT": "nan"}, "OTEL_METRIC_EXPORT_TIMEOUT must be a finite"),
+        ({"OTEL_EXPORTER_OTLP_METRICS_TIMEOUT": "0"}, "METRICS_TIMEOUT must be more than 0"),
         (
             {"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "sometimes"},
             "use cumulative, delta or lowmemory",

@@ -108,11 +108,28 @@ def test_unset_durations_are_the_specifications_defaults_in_seconds() -> None:
         ("OTEL_BSP_MAX_QUEUE_SIZE", "0"),
         ("OTEL_BSP_MAX_QUEUE_SIZE", "lots"),
         ("OTEL_EXPORTER_OTLP_TIMEOUT", "-1"),
+        # Zero is no timeout to aiohttp and a busy loop to an export thread.
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "0"),
+        ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "nan"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "0"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "inf"),
+        ("OTEL_BSP_EXPORT_TIMEOUT", "NaN"),
+        ("OTEL_BSP_EXPORT_TIMEOUT", "1e12"),
+        ("OTEL_BSP_MAX_QUEUE_SIZE", "inf"),
     ],
 )
 def test_bad_numbers_stop_the_start_up(name: str, value: str) -> None:
     with pytest.raises(OtlpSettingsError, match=name):
         trace_export_settings({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", name: value})
+
+
+@pytest.mark.parametrize(
+    "name", ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+)
+def test_credentials_in_the_endpoint_are_refused_without_showing_them(name: str) -> None:
+    with pytest.raises(OtlpSettingsError, match="OTEL_EXPORTER_OTLP_HEADERS") as refused:
+        trace_export_settings({name: "http://collector-user:s3cr3t@c:4318"})
+    assert "s3cr3t" not in str(refused.value)
 
 
 def test_an_endpoint_that_is_not_http_is_refused() -> None:
