@@ -130,8 +130,14 @@ def test_redis_down_fails_closed_with_a_503_and_counts_it(replicas: Replicas) ->
     config = {**yaml.safe_load(source.config_path.read_text()), **_shared("closed")}
     env = {"PLUMBLINE_REDIS__URL": free_port_url().replace("http", "redis")}
     database = source.env["PLUMBLINE_DATABASE__URL"]
+    admin = {"Authorization": f"Bearer {replicas.keys['admin']}"}
+    # Set here too: the test must not depend on another having run first.
+    changed = httpx.patch(
+        f"{source.url}/api/admin/teams/beta", json={"requests_per_minute": LIMIT}, headers=admin
+    )
+    assert changed.status_code == 200
     with GatewayProcess(config, database, env=env) as closed:
-        limited = _chat(closed, replicas.keys["beta"])  # beta has a request limit
+        limited = _chat(closed, replicas.keys["beta"])
         assert limited.status_code == 503
         error = limited.json()["error"]
         assert set(error) == {"message", "type", "param", "code"}
