@@ -78,6 +78,11 @@ def _parts(content: Any) -> list[Part]:
     return []
 
 
+def _tool_response(content: Any) -> str | list[Part]:
+    """A chat tool message's or Responses function output: its text, or its parts as parts."""
+    return content if isinstance(content, str) else _parts(content)
+
+
 def _tool_call(call: Any) -> Part | None:
     if not isinstance(call, dict):
         return None
@@ -97,7 +102,8 @@ def _chat_message(message: Any) -> Message | None:
     role = str(message.get("role") or "user")
     if role == "tool":
         response = {"type": "tool_call_response", "id": message.get("tool_call_id")}
-        return {"role": role, "parts": [response | {"response": message.get("content")}]}
+        content = _tool_response(message.get("content"))
+        return {"role": role, "parts": [response | {"response": content}]}
     parts = _parts(message.get("content"))
     parts += [p for p in map(_tool_call, listed(message.get("tool_calls"))) if p is not None]
     return {"role": role, "parts": parts}
@@ -125,7 +131,7 @@ def _responses_item(item: Any) -> Message | None:
         return {"role": "assistant", "parts": [_tool_call(item)]}
     if kind == "function_call_output":
         part = {"type": "tool_call_response", "id": item.get("call_id")}
-        return {"role": "tool", "parts": [part | {"response": item.get("output")}]}
+        return {"role": "tool", "parts": [part | {"response": _tool_response(item.get("output"))}]}
     if "role" in item:
         return {"role": str(item["role"]), "parts": _parts(item.get("content"))}
     return None
