@@ -145,7 +145,7 @@ def _responses(request: dict[str, Any]) -> tuple[list[Part] | None, list[Message
     return system, [m for m in map(_responses_item, listed) if m is not None]
 
 
-def anthropic_block(block: Any) -> Part | None:
+def anthropic_block(block: Any, in_result: bool = False) -> Part | None:
     """An Anthropic content block as a part: text, tool use and result, thinking, media."""
     if isinstance(block, str):
         return text_part(block)
@@ -162,10 +162,15 @@ def anthropic_block(block: Any) -> Part | None:
             "arguments": block.get("input"),
         }
     if kind == "tool_result":
-        response = block.get("content")
-        if isinstance(response, list):
-            response = [p for p in map(anthropic_block, response) if p is not None]
-        return {"type": "tool_call_response", "id": block.get("tool_use_id"), "response": response}
+        part = {"type": "tool_call_response", "id": block.get("tool_use_id")}
+        if in_result:
+            # A result holds no results: not opened, so 500 nested ones are no deep recursion.
+            return part
+        content = block.get("content")
+        if isinstance(content, str):
+            return part | {"response": content}
+        listed_blocks = (anthropic_block(b, in_result=True) for b in listed(content))
+        return part | {"response": [p for p in listed_blocks if p is not None]}
     if kind == "thinking" and isinstance(block.get("thinking"), str):
         return {"type": "reasoning", "content": block["thinking"]}
     if kind == "image":

@@ -10,7 +10,8 @@ import pytest
 from gateway.config import RedactionConfig
 from gateway.recording.rows import call_row
 from gateway.recording.stored_text import RedactionPolicy
-from gateway.tracing.spans import call_span
+from gateway.tracing.bounded_json import CUT, MAX_DEPTH
+from gateway.tracing.spans import MAX_BODY_CHARS, call_span
 from tests.support.otlp_receiver import attributes
 from tests.support.records import make_record
 
@@ -91,3 +92,74 @@ def test_a_tool_result_that_is_text_stays_its_text() -> None:
     )
     output = {"input": [{"type": "function_call_output", "call_id": "call_1", "output": "ok"}]}
     assert _tool_response(_attrs("/v1/responses", orjson.dumps(output).decode())) == "ok"
+
+
+def _nested(levels: int) -> str:
+    """A JSON object nested `levels` deep, written as text (orjson writes at most 254)."""
+    return '{"a":' * levels + '"x"' + "}" * levels
+
+
+DEEP = _nested(600)
+RESULTS = '[{"type":"tool_result","tool_use_id":"call_1","content":' * 500 + '"x"' + "}]" * 500
+DEEP_REQUESTS = [
+    ("/v1/chat/completions", '{"messages":[{"role":"tool","tool_call_id":"c","content":%s}]}'),
+    ("/v1/chat/completions", '{"messages":[{"role":"tool","content":[%s]}]}'),
+    ("/v1/responses", '{"input":[{"type":"function_call_output","call_id":"c","output":%s}]}'),
+    ("/v1/responses", '{"input":[{"type":"function_call","call_id":"c","arguments":%s}]}'),
+    (
+        "/v1/chat/completions",
+        '{"messages":[{"role":"assistant","tool_calls":[{"function":{"arguments":%s}}]}]}',
+    ),
+    ("/v1/messages", '{"messages":[{"role":"user","content":[{"type":"tool_use","input":%s}]}]}'),
+    (
+        "/v1/messages",
+        '{"messages":[{"role":"user","content":[{"type":"tool_result","content":%s}]}]}',
+    ),
+]
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize(("endpoint", "template"), DEEP_REQUESTS)
+def test_a_deeply_nested_tool_call_or_result_still_makes_the_span(
+    endpoint: str, template: str
+) -> None:
+    attrs = _attrs(endpoint, template % DEEP)
+    messages = orjson.loads(attrs["gen_ai.input.messages"])
+    assert len(attrs["gen_ai.input.messages"]) <= MAX_BODY_CHARS
+    assert _depth(messages) <= MAX_DEPTH + 1
+    (part,) = messages[0]["parts"]
+    assert part["type"] in ("tool_call", "tool_call_response")
+
+
+def test_nested_tool_results_are_not_opened_past_the_first() -> None:
+    attrs = _attrs("/v1/messages", '{"messages":[{"role":"user","content":' + RESULTS + "}]}")
+    (message,) = orjson.loads(attrs["gen_ai.input.messages"])
+    assert message["parts"] == [
+        {
+            "type": "tool_call_response",
+            "id": "call_1",
+            "response": [{"type": "tool_call_response", "id": "call_1"}],
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        '{"content":[{"type":"tool_use","id":"t","name":"f","input":%s}],"stop_reason":"tool_use"}',
+        '{"choices":[{"message":{"tool_calls":[{"id":"t","function":{"arguments":%s}}]}}]}',
+    ],
+)
+def test_a_deeply_nested_answer_still_makes_the_span(response: str) -> None:
+    endpoint = "/v1/messages" if response.startswith('{"content"') else "/v1/chat/completions"
+    attrs = _attrs(endpoint, '{"messages":[]}', response % DEEP)
+    (answer,) = orjson.loads(attrs["gen_ai.output.messages"])
+    (call,) = answer["parts"]
+    assert call["type"] == "tool_call" and CUT in attrs["gen_ai.output.messages"]
