@@ -14,11 +14,19 @@ import orjson
 
 Part = dict[str, Any]
 Message = dict[str, Any]
+# Only the latest messages are read: a span's 16 KiB attribute holds fewer than 700 (each is at
+# least 24 characters), so reading 60,000 one-character ones would cost much and add nothing.
+LATEST_MESSAGES = 1024
 
 
 def listed(value: Any) -> list[Any]:
     """A list the body holds, or none: any other value a client sent is no list of messages."""
     return value if isinstance(value, list) else []
+
+
+def _latest(value: Any) -> list[Any]:
+    """The latest `LATEST_MESSAGES` of a body's list of messages (a string is one)."""
+    return [value] if isinstance(value, str) else listed(value)[-LATEST_MESSAGES:]
 
 
 def key_of(value: Any) -> Any:
@@ -110,13 +118,12 @@ def _chat_message(message: Any) -> Message | None:
 
 
 def _chat(request: dict[str, Any]) -> tuple[None, list[Message]]:
-    found = [m for m in map(_chat_message, listed(request.get("messages"))) if m is not None]
+    found = [m for m in map(_chat_message, _latest(request.get("messages"))) if m is not None]
     return None, found
 
 
 def _completions(request: dict[str, Any]) -> tuple[None, list[Message]]:
-    prompt = request.get("prompt")
-    prompts = [prompt] if isinstance(prompt, str) else prompt if isinstance(prompt, list) else []
+    prompts = _latest(request.get("prompt"))
     # A list of prompts is several generations; token-id prompts have no text.
     return None, [{"role": "user", "parts": [text_part(p)]} for p in prompts if isinstance(p, str)]
 
@@ -140,9 +147,8 @@ def _responses_item(item: Any) -> Message | None:
 def _responses(request: dict[str, Any]) -> tuple[list[Part] | None, list[Message]]:
     instructions = request.get("instructions")
     system = [text_part(instructions)] if isinstance(instructions, str) else None
-    items = request.get("input")
-    listed = [items] if isinstance(items, str) else items if isinstance(items, list) else []
-    return system, [m for m in map(_responses_item, listed) if m is not None]
+    items = _latest(request.get("input"))
+    return system, [m for m in map(_responses_item, items) if m is not None]
 
 
 def anthropic_block(block: Any, in_result: bool = False) -> Part | None:
@@ -193,7 +199,7 @@ def _messages(request: dict[str, Any]) -> tuple[list[Part] | None, list[Message]
     system = request.get("system")
     instructions = anthropic_parts(system) if system is not None else None
     found = []
-    for message in listed(request.get("messages")):
+    for message in _latest(request.get("messages")):
         if isinstance(message, dict):
             role = str(message.get("role") or "user")
             found.append({"role": role, "parts": anthropic_parts(message.get("content"))})

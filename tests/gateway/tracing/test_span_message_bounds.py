@@ -10,8 +10,9 @@ import pytest
 from gateway.config import RedactionConfig
 from gateway.recording.rows import call_row
 from gateway.recording.stored_text import RedactionPolicy
-from gateway.tracing.bounded_json import CUT, MAX_DEPTH
-from gateway.tracing.spans import MAX_BODY_CHARS, call_span
+from gateway.tracing.bounded_json import CUT, MAX_DEPTH, bounded_json
+from gateway.tracing.input_messages import LATEST_MESSAGES
+from gateway.tracing.spans import MAX_BODY_CHARS, MAX_STRUCTURED_BODY_CHARS, call_span
 from tests.support.otlp_receiver import attributes
 from tests.support.records import make_record
 
@@ -163,3 +164,53 @@ def test_a_deeply_nested_answer_still_makes_the_span(response: str) -> None:
     (answer,) = orjson.loads(attrs["gen_ai.output.messages"])
     (call,) = answer["parts"]
     assert call["type"] == "tool_call" and CUT in attrs["gen_ai.output.messages"]
+
+
+def _chat_of_size(chars: int) -> str:
+    """A chat request of one-character messages, `chars` long or a little less."""
+    message = '{"role":"user","content":"x"},'
+    count = (chars - len('{"messages":[]}') + 1) // len(message)
+    return '{"messages":[' + (message * count)[:-1] + "]}"
+
+
+def test_messages_are_built_only_from_bodies_up_to_the_size_bound() -> None:
+    small = _chat_of_size(MAX_STRUCTURED_BODY_CHARS)
+    assert len(small) <= MAX_STRUCTURED_BODY_CHARS
+    attrs = _attrs("/v1/chat/completions", small)
+    assert "gen_ai.input.messages" in attrs and "plumbline.request.body" not in attrs
+    large = _chat_of_size(MAX_STRUCTURED_BODY_CHARS + 100)
+    assert len(large) > MAX_STRUCTURED_BODY_CHARS
+    answer = orjson.dumps({"choices": [{"message": {"content": "y" * len(large)}}]}).decode()
+    attrs = _attrs("/v1/chat/completions", large, answer)
+    assert "gen_ai.input.messages" not in attrs and "gen_ai.output.messages" not in attrs
+    assert attrs["plumbline.request.body"] == POLICY.request(large.encode())[:MAX_BODY_CHARS]
+    stored_answer = POLICY.response(answer.encode(), False)
+    assert attrs["plumbline.response.body"] == stored_answer[:MAX_BODY_CHARS]
+
+
+def test_the_latest_messages_kept_are_as_many_as_fit() -> None:
+    message = {"role": "user", "parts": [{"type": "text", "content": "x"}]}
+    messages = [message] * 34_000
+    kept = orjson.loads(bounded_json(messages, MAX_BODY_CHARS))
+    assert 0 < len(kept) < len(messages)
+    assert len(orjson.dumps(messages[-len(kept) - 1 :])) > MAX_BODY_CHARS
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "field"),
+    [
+        ("/v1/chat/completions", "messages"),
+        ("/v1/responses", "input"),
+        ("/v1/messages", "messages"),
+    ],
+)
+def test_only_the_latest_messages_are_read(endpoint: str, field: str) -> None:
+    oldest = {"role": "user", "content": "oldest"}
+    # Items that are no message fill the tail: what is read is the latest, not what is kept.
+    within = orjson.dumps({field: [oldest] + [5] * (LATEST_MESSAGES - 1)}).decode()
+    (message,) = orjson.loads(_attrs(endpoint, within)["gen_ai.input.messages"])
+    assert message["parts"] == [{"type": "text", "content": "oldest"}]
+    beyond = orjson.dumps({field: [oldest] + [5] * LATEST_MESSAGES}).decode()
+    attrs = _attrs(endpoint, beyond)
+    assert "gen_ai.input.messages" not in attrs
+    assert attrs["plumbline.request.body"] == POLICY.request(beyond.encode())[:MAX_BODY_CHARS]
