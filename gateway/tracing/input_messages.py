@@ -14,11 +14,19 @@ import orjson
 
 Part = dict[str, Any]
 Message = dict[str, Any]
+# Only the latest messages are read: a span's 16 KiB attribute holds fewer than 700 (each is at
+# least 24 characters), so reading 60,000 one-character ones would cost much and add nothing.
+LATEST_MESSAGES = 1024
 
 
 def listed(value: Any) -> list[Any]:
     """A list the body holds, or none: any other value a client sent is no list of messages."""
     return value if isinstance(value, list) else []
+
+
+def _latest(value: Any) -> list[Any]:
+    """The latest `LATEST_MESSAGES` of a body's list of messages (a string is one)."""
+    return [value] if isinstance(value, str) else listed(value)[-LATEST_MESSAGES:]
 
 
 def key_of(value: Any) -> Any:
@@ -78,6 +86,11 @@ def _parts(content: Any) -> list[Part]:
     return []
 
 
+def _tool_response(content: Any) -> str | list[Part]:
+    """A chat tool message's or Responses function output: its text, or its parts as parts."""
+    return content if isinstance(content, str) else _parts(content)
+
+
 def _tool_call(call: Any) -> Part | None:
     if not isinstance(call, dict):
         return None
@@ -97,20 +110,20 @@ def _chat_message(message: Any) -> Message | None:
     role = str(message.get("role") or "user")
     if role == "tool":
         response = {"type": "tool_call_response", "id": message.get("tool_call_id")}
-        return {"role": role, "parts": [response | {"response": message.get("content")}]}
+        content = _tool_response(message.get("content"))
+        return {"role": role, "parts": [response | {"response": content}]}
     parts = _parts(message.get("content"))
     parts += [p for p in map(_tool_call, listed(message.get("tool_calls"))) if p is not None]
     return {"role": role, "parts": parts}
 
 
 def _chat(request: dict[str, Any]) -> tuple[None, list[Message]]:
-    found = [m for m in map(_chat_message, listed(request.get("messages"))) if m is not None]
+    found = [m for m in map(_chat_message, _latest(request.get("messages"))) if m is not None]
     return None, found
 
 
 def _completions(request: dict[str, Any]) -> tuple[None, list[Message]]:
-    prompt = request.get("prompt")
-    prompts = [prompt] if isinstance(prompt, str) else prompt if isinstance(prompt, list) else []
+    prompts = _latest(request.get("prompt"))
     # A list of prompts is several generations; token-id prompts have no text.
     return None, [{"role": "user", "parts": [text_part(p)]} for p in prompts if isinstance(p, str)]
 
@@ -125,7 +138,7 @@ def _responses_item(item: Any) -> Message | None:
         return {"role": "assistant", "parts": [_tool_call(item)]}
     if kind == "function_call_output":
         part = {"type": "tool_call_response", "id": item.get("call_id")}
-        return {"role": "tool", "parts": [part | {"response": item.get("output")}]}
+        return {"role": "tool", "parts": [part | {"response": _tool_response(item.get("output"))}]}
     if "role" in item:
         return {"role": str(item["role"]), "parts": _parts(item.get("content"))}
     return None
@@ -134,12 +147,11 @@ def _responses_item(item: Any) -> Message | None:
 def _responses(request: dict[str, Any]) -> tuple[list[Part] | None, list[Message]]:
     instructions = request.get("instructions")
     system = [text_part(instructions)] if isinstance(instructions, str) else None
-    items = request.get("input")
-    listed = [items] if isinstance(items, str) else items if isinstance(items, list) else []
-    return system, [m for m in map(_responses_item, listed) if m is not None]
+    items = _latest(request.get("input"))
+    return system, [m for m in map(_responses_item, items) if m is not None]
 
 
-def anthropic_block(block: Any) -> Part | None:
+def anthropic_block(block: Any, in_result: bool = False) -> Part | None:
     """An Anthropic content block as a part: text, tool use and result, thinking, media."""
     if isinstance(block, str):
         return text_part(block)
@@ -156,10 +168,15 @@ def anthropic_block(block: Any) -> Part | None:
             "arguments": block.get("input"),
         }
     if kind == "tool_result":
-        response = block.get("content")
-        if isinstance(response, list):
-            response = [p for p in map(anthropic_block, response) if p is not None]
-        return {"type": "tool_call_response", "id": block.get("tool_use_id"), "response": response}
+        part = {"type": "tool_call_response", "id": block.get("tool_use_id")}
+        if in_result:
+            # A result holds no results: not opened, so 500 nested ones are no deep recursion.
+            return part
+        content = block.get("content")
+        if isinstance(content, str):
+            return part | {"response": content}
+        listed_blocks = (anthropic_block(b, in_result=True) for b in listed(content))
+        return part | {"response": [p for p in listed_blocks if p is not None]}
     if kind == "thinking" and isinstance(block.get("thinking"), str):
         return {"type": "reasoning", "content": block["thinking"]}
     if kind == "image":
@@ -182,7 +199,7 @@ def _messages(request: dict[str, Any]) -> tuple[list[Part] | None, list[Message]
     system = request.get("system")
     instructions = anthropic_parts(system) if system is not None else None
     found = []
-    for message in listed(request.get("messages")):
+    for message in _latest(request.get("messages")):
         if isinstance(message, dict):
             role = str(message.get("role") or "user")
             found.append({"role": role, "parts": anthropic_parts(message.get("content"))})

@@ -32,6 +32,10 @@ PROVIDER = "vllm"
 # Collectors cap attribute sizes; a body or messages attribute beyond this is cut (its stored
 # copy is whole).
 MAX_BODY_CHARS = 16 * 1024
+# Messages are built (in Python, on the export thread) only from stored bodies up to this size:
+# at 1 MiB a message of 38,000 parts or a stream of 18,000 chunks takes 0.15-0.2 s, crowding
+# out other teams' spans. Larger bodies go as `plumbline.*.body`, cut to MAX_BODY_CHARS.
+MAX_STRUCTURED_BODY_CHARS = 256 * 1024
 OPERATIONS = {
     "/v1/chat/completions": "chat",
     "/v1/responses": "chat",
@@ -137,9 +141,9 @@ def content_attributes(
     """
     request, response = bodies if record.store_body else (None, None)
     system = inputs = outputs = None
-    if latest and request:
+    if latest and request and len(request) <= MAX_STRUCTURED_BODY_CHARS:
         system, inputs = input_messages(record.endpoint, request)
-    if latest and response:
+    if latest and response and len(response) <= MAX_STRUCTURED_BODY_CHARS:
         outputs = output_messages(record.endpoint, response, record.stream, redact)
     structured_request = system is not None or inputs is not None
     return {
