@@ -127,7 +127,9 @@ def measure_tracing(
             simulator, started.sides, load.closed_rounds, load.closed_workers, load.closed_calls
         )
         # Two schedule delays and every try of a batch: the live and the dead side are done.
-        limit = min(2 * settings.schedule_delay_s + 3 * settings.timeout_s + 10, SETTLE_CAP_S)
+        limit = min(
+            2 * settings.schedule_delay_s + 3 * settings.target.timeout_s + 10, SETTLE_CAP_S
+        )
         run.spans, run.settle_s = settle(dict(started.base_urls), limit)
         for side in started.sides:
             run.cpu[side.name] = ProcessCpu.of(side.pid) - before[side.name]

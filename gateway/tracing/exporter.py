@@ -49,9 +49,8 @@ class SpanExporter:
         self.settings = settings
         # The writer's redaction: bodies in spans are the bodies as stored, or none.
         self._policy = policy
-        self._poster = OtlpPoster(
-            str(settings.endpoint), settings.headers, settings.timeout_s, http=http
-        )
+        target = settings.target
+        self._poster = OtlpPoster(str(target.endpoint), target.headers, target.timeout_s, http=http)
         self._queue: deque[tuple[CallRecord, dict[str, Any]]] = deque()
         self._wake = threading.Event()
         self._stopping = False
@@ -61,7 +60,7 @@ class SpanExporter:
         version = SEMCONV_LATEST if settings.latest_semconv else SEMCONV_DEFAULT
         self._schema_url = SCHEMA_URL.format(version)
         self._resource = process_resource(
-            settings.service_name, settings.resource_attributes, instance_id or str(uuid.uuid4())
+            target.service_name, target.resource_attributes, instance_id or str(uuid.uuid4())
         )
 
     def counts(self) -> dict[str, int]:
@@ -117,7 +116,7 @@ class SpanExporter:
         self._wake.set()
         if self._thread is not None:
             # The request in flight (connect and read timeouts), then the final pass.
-            self._thread.join(self._final_pass_s() + 2 * self.settings.timeout_s + 1)
+            self._thread.join(self._final_pass_s() + 2 * self.settings.target.timeout_s + 1)
         self._poster.stop()
 
     def _run(self) -> None:

@@ -17,28 +17,6 @@ class OtlpSettingsError(ValueError):
     """An OTEL_* variable the gateway cannot honour; the message says what to set instead."""
 
 
-@dataclass(frozen=True, slots=True)
-class TraceExportSettings:
-    """Where and how spans go; `endpoint` None means trace export is off."""
-
-    endpoint: str | None = None
-    # Collector credentials live here: never logged, never shown (see `__repr__`).
-    headers: dict[str, str] = field(default_factory=dict, repr=False)
-    timeout_s: float = 10.0
-    service_name: str = DEFAULT_SERVICE_NAME
-    resource_attributes: dict[str, str] = field(default_factory=dict)
-    max_queue_size: int = 2048
-    schedule_delay_s: float = 5.0
-    max_export_batch_size: int = 512
-    export_timeout_s: float = 30.0
-    latest_semconv: bool = False
-
-    @property
-    def enabled(self) -> bool:
-        """True when spans are to be exported."""
-        return self.endpoint is not None
-
-
 def _key_values(text: str, name: str) -> dict[str, str]:
     """`k1=v1,k2=v2` (W3C baggage-like), keys and values url-decoded."""
     pairs: dict[str, str] = {}
@@ -121,6 +99,23 @@ class OtlpTarget:
     resource_attributes: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class TraceExportSettings:
+    """Where spans go (`target`) and how they are batched; no endpoint means export is off."""
+
+    target: OtlpTarget = field(default_factory=OtlpTarget)
+    max_queue_size: int = 2048
+    schedule_delay_s: float = 5.0
+    max_export_batch_size: int = 512
+    export_timeout_s: float = 30.0
+    latest_semconv: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        """True when spans are to be exported."""
+        return self.target.endpoint is not None
+
+
 def otlp_target(
     env: Mapping[str, str], signal: str, default_service: str = DEFAULT_SERVICE_NAME
 ) -> OtlpTarget:
@@ -180,11 +175,7 @@ def trace_export_settings(
         raise OtlpSettingsError(f"OTEL_TRACES_EXPORTER={exporters!r}: only otlp or none")
     target = otlp_target(env, "traces", default_service)
     return TraceExportSettings(
-        endpoint=target.endpoint,
-        headers=target.headers,
-        timeout_s=target.timeout_s,
-        service_name=target.service_name,
-        resource_attributes=target.resource_attributes,
+        target=target,
         max_queue_size=_count(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
         schedule_delay_s=duration_s(env, "OTEL_BSP_SCHEDULE_DELAY", 5000),
         max_export_batch_size=_count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),

@@ -15,7 +15,7 @@ from gateway.recording.rows import call_row
 from gateway.recording.stored_text import RedactionPolicy
 from gateway.tracing.exporter import SpanExporter
 from gateway.tracing.spans import SCHEMA_URL, SEMCONV_LATEST
-from plumbline.otlp.settings import TraceExportSettings
+from plumbline.otlp.settings import OtlpTarget, TraceExportSettings
 from plumbline.otlp.transport import TRIES
 from tests.support.otlp_receiver import HungCollector, OtlpReceiver, free_port_url
 from tests.support.records import make_record
@@ -30,13 +30,16 @@ CONTENT = (
 )
 
 
-def _settings(base_url: str, **fields: Any) -> TraceExportSettings:
-    values: dict[str, Any] = dict(
+def _settings(base_url: str, timeout_s: float = 0.3, **fields: Any) -> TraceExportSettings:
+    target = OtlpTarget(
         endpoint=f"{base_url}/v1/traces",
         headers={"authorization": "Bearer collector-token"},
-        timeout_s=0.3,
+        timeout_s=timeout_s,
         service_name="gw-test",
         resource_attributes={"deployment.environment.name": "test"},
+    )
+    values: dict[str, Any] = dict(
+        target=target,
         max_queue_size=50,
         schedule_delay_s=0.02,
         max_export_batch_size=10,

@@ -9,19 +9,19 @@ from plumbline.otlp.settings import OtlpSettingsError, trace_export_settings
 
 def test_no_endpoint_means_no_export() -> None:
     settings = trace_export_settings({})
-    assert not settings.enabled and settings.endpoint is None
+    assert not settings.enabled and settings.target.endpoint is None
 
 
 def test_the_generic_endpoint_gets_the_traces_path_and_the_per_signal_one_is_used_as_is() -> None:
     generic = trace_export_settings({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"})
-    assert generic.endpoint == "http://collector:4318/v1/traces"
+    assert generic.target.endpoint == "http://collector:4318/v1/traces"
     both = trace_export_settings(
         {
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318",
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://cloud.example/api/public/otel/v1/traces",
         }
     )
-    assert both.endpoint == "https://cloud.example/api/public/otel/v1/traces"
+    assert both.target.endpoint == "https://cloud.example/api/public/otel/v1/traces"
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ def test_headers_are_url_decoded_and_the_per_signal_ones_win() -> None:
             "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-team=traces",
         }
     )
-    assert settings.headers == {"Authorization": "Basic cGs6c2s=", "x-team": "traces"}
+    assert settings.target.headers == {"Authorization": "Basic cGs6c2s=", "x-team": "traces"}
     assert "cGs6c2s" not in repr(settings)
 
 
@@ -84,7 +84,7 @@ def test_durations_are_milliseconds_and_sizes_counts() -> None:
             "OTEL_BSP_EXPORT_TIMEOUT": "1000",
         }
     )
-    assert (settings.timeout_s, settings.schedule_delay_s, settings.export_timeout_s) == (
+    assert (settings.target.timeout_s, settings.schedule_delay_s, settings.export_timeout_s) == (
         2.5,
         0.2,
         1.0,
@@ -94,7 +94,7 @@ def test_durations_are_milliseconds_and_sizes_counts() -> None:
 
 def test_unset_durations_are_the_specifications_defaults_in_seconds() -> None:
     settings = trace_export_settings({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"})
-    assert (settings.timeout_s, settings.schedule_delay_s, settings.export_timeout_s) == (
+    assert (settings.target.timeout_s, settings.schedule_delay_s, settings.export_timeout_s) == (
         10.0,
         5.0,
         30.0,
@@ -142,11 +142,11 @@ def test_service_name_and_resource_attributes() -> None:
         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
         "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment.name=prod,service.name=from-resource",
     }
-    assert trace_export_settings(env).service_name == "from-resource"
+    assert trace_export_settings(env).target.service_name == "from-resource"
     named = trace_export_settings(env | {"OTEL_SERVICE_NAME": "gw-eu"})
-    assert named.service_name == "gw-eu"
-    assert named.resource_attributes["deployment.environment.name"] == "prod"
-    assert trace_export_settings({}).service_name == "plumbline-gateway"
+    assert named.target.service_name == "gw-eu"
+    assert named.target.resource_attributes["deployment.environment.name"] == "prod"
+    assert trace_export_settings({}).target.service_name == "plumbline-gateway"
 
 
 def test_the_semconv_opt_in_is_one_value_of_a_list() -> None:
