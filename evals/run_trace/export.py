@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
-from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
 from evals.run_trace.ids import question_span_id
-from plumbline.otlp.attributes import key_values
+from plumbline.otlp.attributes import process_resource
 from plumbline.otlp.sampler import TraceSampler, sampler_from_env
 from plumbline.otlp.settings import OtlpTarget, otlp_target
 from plumbline.otlp.trace_context import format_traceparent
@@ -30,6 +30,8 @@ class RunTracing:
     target: OtlpTarget
     sampler: TraceSampler
     tries: int = TRIES
+    # One per process that builds it (the gateway and each worker build it once).
+    instance_id: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     def sampled(self, trace_id: str) -> bool:
         """Whether the run's trace is sampled: decided from its trace id alone, so every
@@ -45,9 +47,10 @@ class RunTracing:
     def request(self, spans: list[Span]) -> bytes:
         """The serialized OTLP export request of `spans`."""
         target = self.target
-        resource = target.resource_attributes | {"service.name": target.service_name}
         scope = ScopeSpans(scope=InstrumentationScope(name=SCOPE), spans=spans)
-        described = Resource(attributes=key_values(resource))
+        described = process_resource(
+            target.service_name, target.resource_attributes, self.instance_id
+        )
         request = ExportTraceServiceRequest(
             resource_spans=[ResourceSpans(resource=described, scope_spans=[scope])]
         )

@@ -172,7 +172,7 @@ def test_an_unsampled_run_sends_no_link() -> None:
     assert ratio.link(low, "cap") is None and ratio.link(high, "cap") is not None
 
 
-def test_the_export_request_names_the_workers_service() -> None:
+def test_the_export_request_names_the_workers_service_and_its_instance() -> None:
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}
     env["OTEL_RESOURCE_ATTRIBUTES"] = "a=b"
     found = run_tracing_from_env(env)
@@ -180,7 +180,10 @@ def test_the_export_request_names_the_workers_service() -> None:
     request = ExportTraceServiceRequest.FromString(found.request(run_spans(facts())))
     (resource,) = request.resource_spans
     resource_attributes = attributes(resource.resource.attributes)
-    assert resource_attributes == {"a": "b", "service.name": "plumbline-worker"}
+    instance = {"service.instance.id": found.instance_id}
+    assert resource_attributes == {"a": "b", "service.name": "plumbline-worker"} | instance
+    # Each process that traces runs is its own instance, as the gateway's exporters are.
+    assert run_tracing_from_env(env).instance_id != found.instance_id  # type: ignore[union-attr]
     assert len(resource.scope_spans[0].spans) == 3
     assert resource.scope_spans[0].scope.name == "plumbline.evals"
 
