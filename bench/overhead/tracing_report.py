@@ -125,7 +125,8 @@ def tracing_section(header: list[str], run: TracingRun) -> str:
     lines = [*header, ""]
     lines += [
         f"Batching: queue {s.max_queue_size:,} spans, a batch of up to {s.max_export_batch_size} "
-        f"every {s.schedule_delay_s * 1000:g} ms, {s.target.timeout_s * 1000:g} ms per export request.",
+        f"every {s.schedule_delay_s * 1000:g} ms, "
+        f"{s.target.timeout_s * 1000:g} ms per export request.",
         "",
         "Non-streaming, zero model time (open loop):",
         "",

@@ -24,7 +24,7 @@ http {{
   uwsgi_temp_path {work}/uwsgi;
   scgi_temp_path {work}/scgi;
   upstream backend {{
-    server 127.0.0.1:{backend_port};
+{servers}
     keepalive 256;
   }}
   server {{
@@ -43,14 +43,20 @@ http {{
 
 
 class NginxProxy(ServerProcess):
-    """nginx in the foreground with its own config, proxying to `backend_port` on loopback."""
+    """nginx in the foreground with its own config, proxying to backends on loopback.
 
-    def __init__(self, backend_port: int) -> None:
+    Several backend ports are balanced round-robin, as a load balancer in front of replicas.
+    """
+
+    def __init__(self, *backend_ports: int) -> None:
+        if not backend_ports:
+            raise ValueError("nginx needs at least one backend port")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         work = Path(tempfile.mkdtemp(prefix="plumbline-nginx-"))
         config = work / "nginx.conf"
-        config.write_text(CONFIG.format(work=work, port=self.port, backend_port=backend_port))
+        servers = "\n".join(f"    server 127.0.0.1:{port};" for port in backend_ports)
+        config.write_text(CONFIG.format(work=work, port=self.port, servers=servers))
         binary = str(nginx_binary())
         # -e: the compiled-in error log under /var/log is never opened.
         args = [binary, "-p", str(work), "-c", str(config), "-e", str(work / "error.log")]
