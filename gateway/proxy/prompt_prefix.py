@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from itertools import islice
+from collections.abc import Iterable, Iterator
 
-# Values looked at before the walk stops, whatever their size: a prompt of a million empty
-# parts costs this many steps, not a million.
+# Values looked at before the walk stops, whatever their size or nesting: a prompt of a
+# million empty parts costs this many steps, not a million.
 MAX_NODES = 4096
 
 
@@ -14,15 +13,19 @@ def leading_text(values: Iterable[object], max_chars: int, max_nodes: int = MAX_
     """The first `max_chars` characters of the strings (and numbers) in `values`, in order.
 
     Objects are read in their key order and lists in theirs, so the same request always gives
-    the same text; what is not a string or a number contributes nothing but its place.
+    the same text; what is not a string or a number contributes nothing but its place. The
+    walk keeps one iterator per open list or object, so each step is one value.
     """
     parts: list[str] = []
     left = max_chars
-    nodes = 0
-    stack: list[object] = list(values)[::-1]
-    while stack and left > 0 and nodes < max_nodes:
-        value = stack.pop()
-        nodes += 1
+    stack: list[Iterator[object]] = [iter(values)]
+    for _ in range(max_nodes):
+        if not stack or left <= 0:
+            break
+        value = next(stack[-1], _END)
+        if value is _END:
+            stack.pop()
+            continue
         if isinstance(value, str):
             piece = value[:left]
         elif isinstance(value, bool) or value is None:
@@ -31,15 +34,22 @@ def leading_text(values: Iterable[object], max_chars: int, max_nodes: int = MAX_
             piece = f"{value},"[:left]
         elif isinstance(value, dict):
             # Keys matter ("role", "content"), so two messages differ by role as vLLM's do.
-            for key, item in reversed(list(islice(value.items(), max_nodes - nodes))):
-                stack.append(item)
-                stack.append(key)
+            stack.append(_flat_items(value))
             continue
-        elif isinstance(value, list):
-            stack.extend(reversed(list(islice(value, max_nodes - nodes))))
+        elif isinstance(value, list | tuple):
+            stack.append(iter(value))
             continue
         else:
             continue
         parts.append(piece)
         left -= len(piece)
     return "".join(parts)
+
+
+_END = object()
+
+
+def _flat_items(mapping: dict[object, object]) -> Iterator[object]:
+    for key, item in mapping.items():
+        yield key
+        yield item
