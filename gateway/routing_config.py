@@ -27,7 +27,7 @@ class PrefixAffinityConfig(BaseModel):
     block_chars: int = Field(default=512, ge=16, le=65_536)
     # A backend is busy when its load (calls in flight, or the engine's running + waiting
     # requests if more) exceeds the least loaded backend's by more than this.
-    load_margin: int = Field(default=4, ge=0, le=100_000)
+    load_margin: int = Field(default=1, ge=0, le=100_000)
     # ... or when its scraped KV-cache use is above this fraction.
     max_kv_cache_usage: float = Field(default=0.95, gt=0, le=1)
     # Prefix blocks remembered per model (which backend last took each), oldest dropped first.

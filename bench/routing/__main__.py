@@ -38,7 +38,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--decode-ms", type=float, default=10.0)
     parser.add_argument("--max-num-seqs", type=int, default=32)
     parser.add_argument("--cache-blocks", type=int, default=800, help="per backend")
-    parser.add_argument("--load-margin", type=int, default=4)
+    parser.add_argument("--load-margin", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--busy", default=None, help="a note on what else ran on the machine")
