@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from gateway.rate_limit_config import RateLimitConfig
 from gateway.retention.classes import check_retention_days
+from gateway.routing_config import PrefixAffinityConfig, RoutingPolicy
 from gateway.url_credentials import refuse_userinfo
 from plumbline.answers.specs import AnswerSpec
 
@@ -106,6 +107,9 @@ class ModelConfig(_Strict):
     # responses; `pooling` serves embeddings, pooling, classify, score and rerank. A call of the
     # other kind is refused; the health monitor takes out a backend that answers otherwise.
     runner: Literal["generate", "pooling"] = "generate"
+    # How a backend is chosen among several (docs/operations.md, "Routing over a fleet").
+    routing: RoutingPolicy = RoutingPolicy.LEAST_IN_FLIGHT
+    prefix_affinity: PrefixAffinityConfig = Field(default_factory=PrefixAffinityConfig)
 
     @field_validator("allowed_media_domains")
     @classmethod

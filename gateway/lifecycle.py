@@ -118,7 +118,14 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
         in_flight.add_metric(key, backend.in_flight)
         for name, value in backend.engine_gauges.items():
             engine.add_metric([*key, name], value)
-    yield from (healthy, in_flight, engine)
+    decisions = CounterMetricFamily(
+        "plumbline_routing_decisions",
+        "Backend choices by the model's routing policy, by reason",
+        labels=["model", "reason"],
+    )
+    for (model, reason), count in sorted(state.backends.decisions.items()):
+        decisions.add_metric([model, reason], count)
+    yield from (healthy, in_flight, engine, decisions)
 
 
 def _loop_gauges(loop: asyncio.AbstractEventLoop) -> Iterator[Metric]:

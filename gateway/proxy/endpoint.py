@@ -26,6 +26,7 @@ from gateway.proxy.call_facts import Arrival, Attribution, Delivery, Kept, Outco
 from gateway.proxy.call_kinds.base import CallKind
 from gateway.proxy.call_record import assemble_record
 from gateway.proxy.forward import Forwarder
+from gateway.proxy.prompt_prefix import leading_text
 from gateway.proxy.rate_limits import Grant, reserved_tokens
 from gateway.proxy.relay import Relay
 from gateway.proxy.request_fields import (
@@ -38,6 +39,7 @@ from gateway.proxy.request_fields import (
 from gateway.proxy.request_plan import plan_request
 from gateway.proxy.request_upload import RequestUpload
 from gateway.proxy.tenant_fields import confine_tenant_fields
+from gateway.routing.prefix_blocks import prefix_blocks
 from gateway.state import GatewayState
 from gateway.tracing.call_trace import call_trace, linked, trace_link_values
 from gateway.upstream.streamed_body import StreamedBody
@@ -229,8 +231,21 @@ class ProxyCall:
             upstream_body = self._encode(payload) if plan.changed or salted else body
         if upload is not None:
             upstream_body = upload.upstream(payload, model)
-        work = self.forwarder.forward(model, upstream_body, plan, self.kept.keeps_reply, placement)
+        prefix = self._prefix(payload, model)
+        keep = self.kept.keeps_reply
+        work = self.forwarder.forward(model, upstream_body, plan, keep, placement, prefix)
         await self._until_disconnect(work, upload.finished if upload is not None else None)
+
+    def _prefix(self, payload: dict[str, Any], model: ModelConfig) -> tuple[bytes, ...]:
+        """The prompt's leading blocks, hashed, where the model routes by them (else none)."""
+        if not self.state.backends.uses_prefix(model.name):
+            return ()
+        values = self.kind.prompt_values(payload)
+        if not values:
+            return ()
+        bounds = model.prefix_affinity
+        text = leading_text(values, bounds.prefix_chars)
+        return prefix_blocks(text, str(self.attribution.team_id), bounds.block_chars)
 
     async def _authenticate(self) -> KeyInfo:
         token = self.kind.presented_key(self.headers)

@@ -51,9 +51,11 @@ class Forwarder:
         plan: MeasurementPlan,
         keep: bool,
         placement: Placement = ANYWHERE,
+        prefix: tuple[bytes, ...] = (),
     ) -> None:
-        """Serve the call from the least busy healthy backend (or the pinned one); `keep` keeps
-        the reply. A streamed body goes to another backend only while none of it was sent."""
+        """Serve the call from the backend the model's routing picks (or the pinned one), by
+        `prefix` (its prompt's block hashes) where it routes so; `keep` keeps the reply. A
+        streamed body goes to another backend only while none of it was sent."""
         if model.provider == "litellm":
             assert isinstance(body, bytes), "a streamed body's kind refuses litellm models"
             from gateway.proxy.litellm_route import relay_through_litellm
@@ -67,7 +69,7 @@ class Forwarder:
         tried: list[Backend] = []
         last_problem = ""
         while True:
-            backend = self.state.backends.pick(model.name, exclude=tuple(tried))
+            backend = self.state.backends.route(model.name, prefix, exclude=tuple(tried))
             if backend is None:
                 if tried:
                     raise GatewayError(

@@ -78,6 +78,11 @@ class CallKind(ABC):
     # Whether vLLM requests of this kind carry the team's prefix-cache salt (`cache_salt`).
     salts_cache = True
 
+    def prompt_values(self, payload: dict[str, Any]) -> tuple[object, ...]:
+        """The request's values a prompt is rendered from, leading part first (read for prefix
+        affinity, never changed); none: its calls have no prompt prefix to route by."""
+        return ()
+
     async def open_upload(
         self, receive: Receive, headers: dict[bytes, bytes], limits: Limits
     ) -> RequestUpload | None:

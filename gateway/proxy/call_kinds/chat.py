@@ -87,6 +87,10 @@ class ChatCompletions(CallKind):
         """The chat fields the gateway acts on."""
         return read_chat_fields(payload)
 
+    def prompt_values(self, payload: dict[str, Any]) -> tuple[object, ...]:
+        """The messages, which the chat template renders in order."""
+        return (payload.get("messages"),)
+
     def plan_logprobs(self, payload: dict[str, Any], fields: RequestFields, k: int) -> LogprobPlan:
         """Raise `top_logprobs` to k (turning `logprobs` on); trim back to the client's k."""
         if not fields.logprobs:

@@ -44,6 +44,10 @@ class Completions(CallKind):
         """The completions fields the gateway acts on."""
         return read_completion_fields(payload)
 
+    def prompt_values(self, payload: dict[str, Any]) -> tuple[object, ...]:
+        """The prompt (text, token ids, or a batch of either)."""
+        return (payload.get("prompt"),)
+
     def plan_logprobs(self, payload: dict[str, Any], fields: RequestFields, k: int) -> LogprobPlan:
         """Ask for `logprobs: k` when the client asked for none; else capture the client's k."""
         wants = fields.logprobs

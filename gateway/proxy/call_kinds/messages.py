@@ -57,6 +57,10 @@ class Messages(AnthropicKind):
             raise _refusal(error) from None
         return no_logprobs_fields(bool(fields.stream), fields.max_tokens)
 
+    def prompt_values(self, payload: dict[str, Any]) -> tuple[object, ...]:
+        """The system prompt, rendered first, then the messages."""
+        return (payload.get("system"), payload.get("messages"))
+
     def meter(self, plan: MeasurementPlan, fingerprint: str | None) -> ResponseMeter:
         """A Messages answer's meter."""
         return MessagesMeter(plan, fingerprint)

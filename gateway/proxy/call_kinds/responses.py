@@ -56,6 +56,10 @@ class Responses(CallKind):
         """The Responses fields the gateway acts on, read as vLLM reads them."""
         return read_responses_fields(payload)
 
+    def prompt_values(self, payload: dict[str, Any]) -> tuple[object, ...]:
+        """The instructions, rendered first, then the input."""
+        return (payload.get("instructions"), payload.get("input"))
+
     async def place(
         self,
         state: GatewayState,
