@@ -51,7 +51,7 @@ phoenix-env:
 
 # Every benchmark scenario at full size, each recording its section in docs/benchmarks.md (about
 # an hour and a half on a 2-core machine); `make bench-smoke` runs them tiny, as `make test` does.
-BENCH_SCENARIOS ?= overhead recording eval_runs queries http_clients
+BENCH_SCENARIOS ?= overhead recording eval_runs queries http_clients routing
 bench: $(STAMP) services nginx-tools litellm-proxy-env
 	@for scenario in $(BENCH_SCENARIOS); do $(PY) -m bench.$$scenario $(BENCH_ARGS) || exit 1; done
 
