@@ -84,6 +84,8 @@ class WorkerSettings(BaseModel):
     broker_url: str | None = None
     # Prefix of every broker and limit key, so several deployments (or tests) share one Redis.
     key_prefix: str = "plumbline:"
+    # How long the gateway's API waits to hand a run to the broker before answering 503.
+    publish_timeout_s: float = Field(default=3.0, gt=0, le=60)
     batch_size: int = Field(default=50, ge=1, le=5000, description="Samples per batch task")
     # A sample claim not renewed for this long (workers renew every third of it) is taken to
     # belong to a dead worker.
@@ -124,6 +126,8 @@ class Settings(BaseSettings):
     redis: RedisSettings = Field(default_factory=RedisSettings)
     data_dir: Path = Path("var")
     key_salt: SecretStr = SecretStr("plumbline-development-salt")
+    # The demo's single-machine mode: API-started eval runs execute in the gateway process
+    # (its worker's broker is in-memory, out of the gateway's reach); otherwise they are queued.
     embedded: bool = False
     eval: EvalSettings = Field(default_factory=EvalSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)

@@ -43,6 +43,8 @@ class DemoStack:
         settings = {
             "database": {"url": self.database_url},
             "key_salt": DEMO_PEPPER,
+            # The worker's broker is in its own memory: the gateway runs API-started runs itself.
+            "embedded": True,
             "eval": {"gateway_url": self.gateway_url, "api_key": self.admin_key},
             "worker": {
                 "schedule_tick_s": 1,

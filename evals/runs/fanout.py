@@ -40,6 +40,11 @@ def start_fanout(
     if run.status not in ACTIVE and not resume:
         log.info("run %s is %s; start ignored", run_id, run.status)
         return None
+    if resume and run.status in ACTIVE:
+        # A resume of a run still queued or executing is a plain start: releasing its live
+        # claims (and its finalisation) would let a second batch execute the same samples.
+        # Claims that outlived their lease are taken over by the batches anyway.
+        resume = False
     if resume:
         finalization_repo.reset(session, run_id)
     return batches(begin_run(session, run_id, resume=resume), batch_size)
@@ -76,7 +81,7 @@ def sweep_runs(
     """Find runs whose messages were lost or whose worker died, and the work to send again."""
     quiet_since = now - timedelta(seconds=stall_after_s)
     lease_expired = now - timedelta(seconds=sample_lease_s)
-    plan = SweepPlan(start=run_progress.unstarted_scheduled_runs(session, quiet_since))
+    plan = SweepPlan(start=run_progress.unstarted_queued_runs(session, quiet_since))
     for run_id in run_progress.stalled_runs(session, quiet_since, lease_expired):
         ids = run_progress.orphaned_sample_ids(session, run_id, lease_expired)
         plan.batches.extend((run_id, chunk) for chunk in batches(ids, batch_size))

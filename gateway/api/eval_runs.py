@@ -1,4 +1,8 @@
-"""Routes: start or resume a run (executed in the background), list runs, one run, its report."""
+"""Routes: start or resume a run (queued for the workers), list runs, one run, its report.
+
+Only an embedded gateway (the demo: settings.embedded) executes runs itself, as a background
+task; every other gateway records the run and queues `evals.start_run` for `plumbline worker`.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from evals.report.csv_cells import spreadsheet_csv
 from evals.runs.creation import create_run
 from evals.runs.execution import ExecutionPolicy
 from evals.runs.listing import run_detail, run_view, run_views
+from evals.runs.queueing import fail_unqueued
 from evals.runs.runner import RunnerOptions, execute_run
 from evals.runs.stored_score import load_run_score
 from evals.runs.views import RunDetail, RunView
@@ -21,7 +26,9 @@ from evals.transaction import in_thread_transaction
 from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client, run_tracing, shared_limits
 from gateway.api.eval_errors import gateway_errors
+from gateway.api.eval_queue import BrokerUnavailable, eval_queue
 from gateway.api.eval_schemas import IdPath, IdQuery, RunList
+from gateway.errors import GatewayError
 
 router = APIRouter(prefix="/api/evals", tags=["evals"])
 log = logging.getLogger(__name__)
@@ -54,6 +61,27 @@ def _options(state: StateDep, request: Request) -> RunnerOptions:
     )
 
 
+def _broker_down(run_id: int, error: BrokerUnavailable, *, recorded: bool) -> str:
+    # The cause names the broker's address: logged for the operator, not told to the caller.
+    log.warning("run %s: could not be queued for the workers: %s", run_id, error)
+    what = "was recorded but could not be queued" if recorded else "could not be queued again"
+    state = "It is marked failed; once" if recorded else "Once"
+    return (
+        f"Run {run_id} {what} for the eval workers: their broker (the setting "
+        f"worker.broker_url, else redis.url) is unreachable. {state} the broker is back, "
+        f"resume it: POST /api/evals/runs/{run_id}/resume."
+    )
+
+
+def _execute_here(
+    request: Request, state: StateDep, background: BackgroundTasks, run_id: int, resume: bool
+) -> None:
+    """The embedded mode's in-process execution (the demo's worker broker is out of reach)."""
+    client = eval_client(request)
+    options = _options(state, request)
+    background.add_task(_execute, state.sessions, client, run_id, options, resume)
+
+
 @router.post(
     "/suites/{suite_id}/runs", response_model=RunView, status_code=status.HTTP_202_ACCEPTED
 )
@@ -64,16 +92,26 @@ async def start_run(
     caller: CallerDep,
     state: StateDep,
 ) -> RunView:
-    """Create a run (all samples pending, committed) and execute it in the background."""
-    # Built first: without eval.gateway_url no run is created that could never execute.
-    client = eval_client(request)
+    """Create a run (all samples pending, committed) and queue it for the workers."""
+    if state.settings.embedded:
+        # Built first: without eval.gateway_url no run is created that could never execute.
+        eval_client(request)
     with gateway_errors():
         created = await in_thread_transaction(
             state.sessions, create_run, suite_id, team_id=team_scope(caller), trigger="api"
         )
         view = await in_thread_transaction(state.sessions, run_view, created.run_id, team_id=None)
-    options = _options(state, request)
-    background.add_task(_execute, state.sessions, client, created.run_id, options, False)
+    if state.settings.embedded:
+        _execute_here(request, state, background, created.run_id, False)
+        return view
+    queue = eval_queue(request)
+    try:
+        await queue.start(created.run_id, resume=False)
+    except BrokerUnavailable as error:
+        message = _broker_down(created.run_id, error, recorded=True)
+        if await in_thread_transaction(state.sessions, fail_unqueued, created.run_id, message):
+            raise GatewayError(503, message, "worker.broker_url") from None
+        # The message did reach a worker, which started the run before the error came back.
     return view
 
 
@@ -85,14 +123,22 @@ async def resume_run(
     caller: CallerDep,
     state: StateDep,
 ) -> RunView:
-    """Execute a run's unanswered samples again (after a crash or failures), then rescore it."""
-    client = eval_client(request)
+    """Queue a run's unanswered samples again (after a crash or failures), then its rescoring."""
+    if state.settings.embedded:
+        eval_client(request)
     with gateway_errors():
         view = await in_thread_transaction(
             state.sessions, run_view, run_id, team_id=team_scope(caller)
         )
-    options = _options(state, request)
-    background.add_task(_execute, state.sessions, client, run_id, options, True)
+    if state.settings.embedded:
+        _execute_here(request, state, background, run_id, True)
+        return view
+    queue = eval_queue(request)
+    try:
+        await queue.start(run_id, resume=True)
+    except BrokerUnavailable as error:
+        message = _broker_down(run_id, error, recorded=False)
+        raise GatewayError(503, message, "worker.broker_url") from None
     return view
 
 

@@ -1,7 +1,8 @@
 """The dashboard's data, made by real processes: Postgres, simulator, gateway, a Celery worker.
 
 Two teams send product traffic through the openai SDK; legal's suite (the indemnity near tie)
-runs on the worker, which scores it and fires its alerts; sales' suite runs through the API.
+runs on the worker, which scores it and fires its alerts; sales' suite is started through the
+API, which queues it for the same worker.
 """
 
 from __future__ import annotations
@@ -134,8 +135,15 @@ def dashboard_stack() -> Iterator[DashboardStack]:
             "sales": issue_key(url, "sales"),
         }
         config = gateway_config(simulator.base_url, features=["contracts", "search"])
-        # API-started runs are sent with the admin eval key (eval: labels are admin-only).
-        gateway = GatewayProcess(config, url, env={"PLUMBLINE_EVAL__API_KEY": keys["admin"]})
+        # API-started runs are queued for the worker below (on its Redis prefix), which sends
+        # them with the admin eval key (eval: labels are admin-only).
+        queueing = {
+            "PLUMBLINE_EMBEDDED": "false",
+            "PLUMBLINE_REDIS__URL": REDIS_URL,
+            "PLUMBLINE_WORKER__KEY_PREFIX": prefix,
+            "PLUMBLINE_EVAL__API_KEY": keys["admin"],
+        }
+        gateway = GatewayProcess(config, url, env=queueing)
         exits.enter_context(gateway)
         engine = create_db_engine(url)
         exits.callback(engine.dispose)

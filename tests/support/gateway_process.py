@@ -62,6 +62,9 @@ class GatewayProcess(ServerProcess):
                 "PLUMBLINE_KEY_SALT": TEST_PEPPER,
                 # Eval runs started through the API call this address, never the Host header.
                 "PLUMBLINE_EVAL__GATEWAY_URL": self.url,
+                # Without workers beside it, a test gateway executes API-started runs itself,
+                # as the demo's does; tests/workers/test_api_runs.py queues them instead.
+                "PLUMBLINE_EMBEDDED": "true",
                 **(env or {}),
             },
         )

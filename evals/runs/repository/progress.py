@@ -69,11 +69,14 @@ def unfinalized_runs(session: Session, stale_claim_before: datetime) -> list[int
     return sorted(set(session.scalars(settled)) | set(session.scalars(abandoned)))
 
 
-def unstarted_scheduled_runs(session: Session, created_before: datetime) -> list[int]:
-    """Scheduled runs still pending a while after their creation (their start was lost)."""
+def unstarted_queued_runs(session: Session, created_before: datetime) -> list[int]:
+    """Scheduled and API runs still pending a while after their creation (their start was lost).
+
+    CLI runs are left alone: the CLI executes them itself.
+    """
     query = select(EvalRun.id).where(
         EvalRun.status == "pending",
-        EvalRun.trigger == "schedule",
+        EvalRun.trigger.in_(("schedule", "api")),
         EvalRun.created_at < created_before,
     )
     return list(session.scalars(query.order_by(EvalRun.id)))

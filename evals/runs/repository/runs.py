@@ -65,3 +65,11 @@ def previous_scored_run(session: Session, suite_id: int, before_id: int) -> Eval
 def update_run(session: Session, run_id: int, **values: Any) -> None:
     """Set columns of a run."""
     session.execute(update(EvalRun).where(EvalRun.id == run_id).values(**values))
+
+
+def update_if_status(session: Session, run_id: int, current: str, **values: Any) -> bool:
+    """Set columns of a run only while its status is `current`; whether it did."""
+    result = session.execute(
+        update(EvalRun).where(EvalRun.id == run_id, EvalRun.status == current).values(**values)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
