@@ -18,8 +18,8 @@ import redis
 from simulator.process import SimulatorProcess
 from tests.security.invalidation_world import (
     APPLIED,
-    chat,
     channel_env,
+    chat,
     cli,
     metric,
     wait_channel_up,
