@@ -16,6 +16,7 @@ from sqlalchemy import Engine, inspect
 from gateway.auth import service as auth_service
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
+from gateway.key_invalidation import start_key_invalidation, stop_key_invalidation
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import CallbackCollector, GatewayMetrics
 from gateway.otlp_metrics.prometheus_counters import metric_export_counters
@@ -240,6 +241,8 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
     metrics.add_collector(
         StabilityCollector(state.sessions, config.stability_metrics_ttl_s, metrics.feature_label)
     )
+    # Key invalidation channel (docs/security.md): subscribe before serving.
+    state.key_invalidation = start_key_invalidation(state)
     await monitor.check_all()
     monitor.start()
     # Everything built so far lives as long as the process: keep it out of the collector's
@@ -250,6 +253,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
 
 async def close_state(state: GatewayState) -> None:
     """Stop background work, write what is queued, release connections."""
+    await stop_key_invalidation(state.key_invalidation)
     await state.monitor.stop()
     await state.http.close()
     state.upstream.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import aiohttp
 from sqlalchemy import Engine
@@ -20,6 +21,9 @@ from gateway.routing.model_backends import ModelBackends
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
 from plumbline.otlp.sampler import TraceSampler
 from plumbline.settings import Settings
+
+if TYPE_CHECKING:
+    from gateway.key_invalidation import KeyInvalidation
 
 
 @dataclass(slots=True)
@@ -44,3 +48,5 @@ class GatewayState:
     tracing: TraceSampler | None = None
     # False when OTEL_METRICS_EXPORTER does not list prometheus: /metrics then answers 404.
     prometheus_metrics: bool = True
+    # The key invalidation channel's subscriber and publisher; None: no channel configured.
+    key_invalidation: KeyInvalidation | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -21,6 +21,28 @@ class RedisSettings(BaseModel):
     """Celery broker and cross-worker limits."""
 
     url: str = "redis://127.0.0.1:6379/0"
+
+
+class KeyInvalidationSettings(BaseModel):
+    """How a key or team change made anywhere reaches every gateway process's key cache."""
+
+    # none: one gateway process; its admin API clears its own cache, and a change made elsewhere
+    # (CLI) is seen within limits.key_cache_ttl_s (and STALE_S while the database is slow).
+    # redis: every change is published on Redis (PLUMBLINE_REDIS__URL) after it commits, and
+    # every gateway process drops it on hearing it. Set it alike on gateways and the CLI.
+    channel: Literal["none", "redis"] = "none"
+    # While the channel is not confirmed live, a cached key is trusted this long after it was
+    # verified, then looked up again (never served stale). Also how long Redis may be silent
+    # on the subscription before it counts as down.
+    unconfirmed_ttl_s: float = Field(default=1.0, gt=0, le=60)
+    # A PING on the subscription this often (keep well under unconfirmed_ttl_s).
+    heartbeat_s: float = Field(default=0.25, gt=0, le=30)
+
+    @model_validator(mode="after")
+    def _heartbeat_within_bound(self) -> KeyInvalidationSettings:
+        if self.heartbeat_s >= self.unconfirmed_ttl_s:
+            raise ValueError("key_invalidation.heartbeat_s must be below unconfirmed_ttl_s")
+        return self
 
 
 class EvalSettings(BaseModel):
@@ -124,6 +146,7 @@ class Settings(BaseSettings):
     environment: str = "development"
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     redis: RedisSettings = Field(default_factory=RedisSettings)
+    key_invalidation: KeyInvalidationSettings = Field(default_factory=KeyInvalidationSettings)
     data_dir: Path = Path("var")
     key_salt: SecretStr = SecretStr("plumbline-development-salt")
     # The demo's single-machine mode: API-started eval runs execute in the gateway process

@@ -8,13 +8,15 @@ import logging
 import time
 from collections import OrderedDict
 from datetime import UTC, datetime
-from typing import TypeVar
 
 import anyio.to_thread
 from anyio import CapacityLimiter
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from gateway.auth.bounded import bounded_put
+from gateway.auth.invalidation.changes import KeyChange
+from gateway.auth.invalidation.channel_state import ChannelState
 from gateway.auth.key_lookups import KeyLookups
 from gateway.auth.keys import KeyInfo, split_key
 from gateway.auth.lookup_errors import FailedLookupsThrottled, KeyLookupsBusy
@@ -26,13 +28,14 @@ log = logging.getLogger(__name__)
 POSITIVE_TTL_S = 30.0
 NEGATIVE_TTL_S = 5.0
 # How long past its TTL a granted key is still served while a background lookup refreshes it:
-# a slow or hung database then delays revocations, never calls.
+# a slow or hung database then delays revocations, never calls. Only while the invalidation
+# channel is confirmed live (or none is configured): a revocation it carries drops the key anyway.
 STALE_S = 300.0
 # After a failed background refresh a key is looked up again only this much later: a database
 # that is down then costs one attempt per key every few seconds, not one per call.
 REFRESH_RETRY_S = NEGATIVE_TTL_S
-K = TypeVar("K")
-V = TypeVar("V")
+# A granted key's cache entry: (expires, grants, when it was verified), monotonic times.
+Granted = tuple[float, KeyInfo, float]
 
 
 class KeyCache:
@@ -40,6 +43,9 @@ class KeyCache:
 
     Unknown keys are cached apart from granted ones, looked up on their own bounded threads,
     one lookup per prefix at a time, and each client address may cause only so many that fail.
+    With an invalidation channel (`channel`), a committed change drops its keys at once; while
+    the channel is not confirmed live a verdict is trusted for `channel.bound_s` only, then
+    looked up again in the foreground, and never served stale.
     """
 
     def __init__(
@@ -55,7 +61,7 @@ class KeyCache:
         self._lookups = lookups
         self.ttl_s = ttl_s
         self.limits = limits or KeyLookupLimits()
-        self._entries: OrderedDict[bytes, tuple[float, KeyInfo]] = OrderedDict()
+        self._entries: OrderedDict[bytes, Granted] = OrderedDict()
         self._unknown: OrderedDict[bytes, float] = OrderedDict()
         # Prefixes of keys granted here: their lookups get threads a flood of others cannot take.
         self._granted_prefixes: OrderedDict[str, None] = OrderedDict()
@@ -73,6 +79,12 @@ class KeyCache:
         self.lookups_started = 0
         self.lookups_refused = 0
         self.lookups_throttled = 0
+        # Granted keys looked up again because the channel was not confirmed live.
+        self.rechecks = 0
+        # None: no channel (one process); the TTL and STALE_S bound a change made elsewhere.
+        self.channel: ChannelState | None = None
+        # Bumped by every invalidation: a lookup that began before one does not cache its answer.
+        self._generation = 0
 
     async def resolve(self, plaintext: str, client: str | None = None) -> KeyInfo | None:
         """A key's grants: from memory when fresh (or stale while refreshed), else the database.
@@ -106,6 +118,10 @@ class KeyCache:
         now = time.monotonic()
         granted = self._entries.get(digest)
         if granted is not None:
+            if not self._confirmed(now):
+                expires, info, verified = granted
+                trusted = expires > now and now - verified < self._bound_s()
+                return trusted, info if trusted else None
             if granted[0] > now:
                 return True, granted[1]
             if self._servable_stale(granted, now):
@@ -125,21 +141,33 @@ class KeyCache:
             self.lookups_refused += 1
             raise KeyLookupsBusy()
         self.lookups_started += 1
+        generation = self._generation
+        confirmed = self._confirmed(time.monotonic())
+        if not confirmed and digest in self._entries:
+            self.rechecks += 1
         try:
             info = await anyio.to_thread.run_sync(self._lookup, plaintext, limiter=threads)
         except SQLAlchemyError:
-            # Database away: keep serving keys we verified before rather than fail every call.
+            # Database away: keep serving keys we verified before rather than fail every call,
+            # unless a change to them may have been missed (the channel was not live).
             cached = self._entries.get(digest)
-            if cached is not None:
-                self._entries[digest] = (time.monotonic() + NEGATIVE_TTL_S, cached[1])
+            if cached is not None and confirmed and self._confirmed(time.monotonic()):
+                expires = time.monotonic() + NEGATIVE_TTL_S
+                self._entries[digest] = (expires, cached[1], cached[2])
                 return cached[1]
             raise
-        self._store(digest, info)
+        self._store(digest, info, generation)
         return info
 
-    def _servable_stale(self, cached: tuple[float, KeyInfo], now: float) -> bool:
+    def _confirmed(self, now: float) -> bool:
+        return self.channel is None or self.channel.confirmed(now)
+
+    def _bound_s(self) -> float:
+        return 0.0 if self.channel is None else self.channel.bound_s
+
+    def _servable_stale(self, cached: Granted, now: float) -> bool:
         """A granted key within STALE_S of its expiry and not past a rotation's grace period."""
-        expires, info = cached
+        expires, info, _ = cached
         if now > expires + STALE_S:
             return False
         return info.revokes_at is None or info.revokes_at > datetime.now(UTC)
@@ -152,6 +180,7 @@ class KeyCache:
             self._refreshing[digest] = task
 
     async def _refresh(self, digest: bytes, plaintext: str) -> None:
+        generation = self._generation
         try:
             info = await anyio.to_thread.run_sync(
                 self._lookup, plaintext, limiter=self._known_threads
@@ -159,10 +188,10 @@ class KeyCache:
         except SQLAlchemyError as error:
             log.warning("key lookup failed; serving the cached verdict: %s", error)
             retry_at = time.monotonic() + REFRESH_RETRY_S
-            _bounded_put(self._refresh_after, digest, retry_at, self.limits.max_granted_keys)
+            bounded_put(self._refresh_after, digest, retry_at, self.limits.max_granted_keys)
         else:
             self._refresh_after.pop(digest, None)
-            self._store(digest, info)
+            self._store(digest, info, generation)
         finally:
             self._refreshing.pop(digest, None)
 
@@ -171,15 +200,18 @@ class KeyCache:
         while self._refreshing:
             await asyncio.gather(*self._refreshing.values(), return_exceptions=True)
 
-    def _store(self, digest: bytes, info: KeyInfo | None) -> None:
-        expires = time.monotonic() + self._ttl(info)
+    def _store(self, digest: bytes, info: KeyInfo | None, generation: int) -> None:
+        if generation != self._generation:
+            return  # invalidated while it was looked up: the answer may predate the change
+        now = time.monotonic()
+        expires = now + self._ttl(info)
         if info is None:
             self._entries.pop(digest, None)
-            _bounded_put(self._unknown, digest, expires, self.limits.max_unknown_keys)
+            bounded_put(self._unknown, digest, expires, self.limits.max_unknown_keys)
             return
         self._unknown.pop(digest, None)
-        _bounded_put(self._entries, digest, (expires, info), self.limits.max_granted_keys)
-        _bounded_put(self._granted_prefixes, info.prefix, None, self.limits.max_granted_keys)
+        bounded_put(self._entries, digest, (expires, info, now), self.limits.max_granted_keys)
+        bounded_put(self._granted_prefixes, info.prefix, None, self.limits.max_granted_keys)
 
     def _ttl(self, info: KeyInfo | None) -> float:
         """How long a verdict may be reused: never past the end of a key's grace period."""
@@ -207,18 +239,34 @@ class KeyCache:
         now = time.monotonic()
         cached = self._teams.get(name)
         if cached is not None and cached[0] > now:
-            return cached[1]
+            if self._confirmed(now) or cached[0] - self.ttl_s > now - self._bound_s():
+                return cached[1]
         info = await anyio.to_thread.run_sync(self._team_lookup, name, limiter=self._known_threads)
         # Names come from an admin's X-Plumbline-Team header: bounded like unknown keys.
-        _bounded_put(self._teams, name, (now + self.ttl_s, info), self.limits.max_unknown_keys)
+        bounded_put(self._teams, name, (now + self.ttl_s, info), self.limits.max_unknown_keys)
         return info
 
     def _team_lookup(self, name: str) -> KeyInfo | None:
         with self._sessions() as session:
             return self._lookups.team_info(session, name)
 
+    def forget(self, change: KeyChange) -> None:
+        """Drop the verdicts a committed change may have made wrong: one key's, or a team's."""
+        self._generation += 1
+        doomed = [
+            digest
+            for digest, (_, info, _) in self._entries.items()
+            if info.prefix == change.prefix or info.team_id == change.team_id
+        ]
+        for digest in doomed:
+            del self._entries[digest]
+            self._refresh_after.pop(digest, None)
+        if change.team_id is not None:
+            self._teams.clear()
+
     def forget_all(self) -> None:
         """Drop every cached verdict (after a key or team change through this gateway's API)."""
+        self._generation += 1
         self._entries.clear()
         self._unknown.clear()
         self._teams.clear()
@@ -227,11 +275,3 @@ class KeyCache:
     def _lookup(self, plaintext: str) -> KeyInfo | None:
         with self._sessions() as session:
             return self._lookups.authenticate(session, plaintext, self._pepper)
-
-
-def _bounded_put(entries: OrderedDict[K, V], key: K, value: V, bound: int) -> None:
-    """Insert as the newest entry, dropping the oldest beyond `bound`."""
-    entries[key] = value
-    entries.move_to_end(key)
-    while len(entries) > bound:
-        entries.popitem(last=False)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.orm import Session
 
 from gateway.auth.audit import record_action
+from gateway.auth.invalidation.changes import KeyChange, record_change
 from gateway.auth.keys import (
     DUMMY_HASH,
     DUMMY_SALT,
@@ -68,7 +69,11 @@ def create_key(
     """Create a key for a team, creating the team if it is new; audited."""
     _check_limit(requests_per_minute, "requests_per_minute")
     _check_limit(tokens_per_minute, "tokens_per_minute")
-    team = team_repo.team_by_name(session, team_name) or team_repo.add_team(session, team_name)
+    team = team_repo.team_by_name(session, team_name)
+    if team is None:
+        team = team_repo.add_team(session, team_name)
+        # Gateways may hold "no such team" for admin calls made on its behalf.
+        record_change(session, KeyChange(team_id=team.id))
     new = generate_key(pepper)
     team_repo.add_key(
         session,
@@ -124,6 +129,7 @@ def rotate_key(
     if old.revoked_at is not None and as_utc(old.revoked_at) < ends:
         ends = as_utc(old.revoked_at)  # already ending sooner
     team_repo.revoke_key(session, prefix, ends, now)
+    record_change(session, KeyChange(prefix=prefix))
     record_action(
         session,
         actor,
@@ -141,6 +147,7 @@ def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
     now = datetime.now(UTC)
     key, team = _usable_key(session, prefix, now)
     team_repo.revoke_key(session, prefix, now, now)
+    record_change(session, KeyChange(prefix=prefix))
     key.revoked_at = now
     record_action(session, actor, "key.revoke", team_id=team.id, target=prefix)
     return key
@@ -159,6 +166,7 @@ def set_key_limits(
     for name, value in values.items():
         setattr(key, name, value)
     session.flush()
+    record_change(session, KeyChange(prefix=prefix))
     record_action(session, actor, "key.limits", team_id=team.id, target=prefix, details=values)
     return key
 

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from gateway.auth.audit import record_action
+from gateway.auth.invalidation.changes import KeyChange, record_change
 from gateway.errors import GatewayError
 from gateway.retention.classes import check_retention_days
 from plumbline.models import Team
@@ -43,6 +44,7 @@ def set_team_policy(
         raise GatewayError(404, f"No team named `{name[:128]}`.", "team")
     before = {field: getattr(team, field) for field in values}
     team_repo.update_team(session, team, values)
+    record_change(session, KeyChange(team_id=team.id))
     record_action(
         session,
         actor,

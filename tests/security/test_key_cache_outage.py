@@ -40,7 +40,7 @@ def _stale_key_with_database_down(sessions: sessionmaker[Session]) -> tuple[KeyC
     cache = KeyCache(sessions, PEPPER, auth_service, ttl_s=TTL_S)
     assert asyncio.run(cache.resolve(key)) is not None
     wait_until(
-        lambda: all(expires < time.monotonic() for expires, _ in cache._entries.values()),
+        lambda: all(expires < time.monotonic() for expires, *_ in cache._entries.values()),
         timeout=5,
         what="the cached verdict expired",
     )

@@ -32,7 +32,7 @@ def database() -> Iterator[tuple[str, sessionmaker[Session]]]:
 def _expire(cache: KeyCache) -> None:
     """Return once every cached verdict is past its TTL (50 ms)."""
     wait_until(
-        lambda: all(expires < time.monotonic() for expires, _ in cache._entries.values()),
+        lambda: all(expires < time.monotonic() for expires, *_ in cache._entries.values()),
         timeout=5,
         what="every cached verdict past its TTL",
         poll=TTL_S / 5,
@@ -65,7 +65,7 @@ def test_a_hung_database_delays_a_stale_key_lookup_not_the_call(
         served = await _resolve_while_keys_are_locked(url, cache, key)
         assert served == first
         await cache.settle()  # the lock is gone: the refresh finished and stored a new verdict
-        assert all(expires > time.monotonic() for expires, _ in cache._entries.values())
+        assert all(expires > time.monotonic() for expires, *_ in cache._entries.values())
 
     asyncio.run(scenario())
 

@@ -1,0 +1,1 @@
+"""Key invalidations: what a committed key or team change announces, and who hears it."""
