@@ -18,6 +18,7 @@ from gateway.response_owners.owners import ResponseOwners
 from gateway.routing.health import HealthMonitor
 from gateway.routing.model_backends import ModelBackends
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
+from gateway.worker_pool.slot import WorkerSlot
 from plumbline.otlp.sampler import TraceSampler
 from plumbline.settings import Settings
 
@@ -44,3 +45,5 @@ class GatewayState:
     tracing: TraceSampler | None = None
     # False when OTEL_METRICS_EXPORTER does not list prometheus: /metrics then answers 404.
     prometheus_metrics: bool = True
+    # Set in a `--workers N` pool: which worker this is (its /metrics gathers the siblings').
+    worker: WorkerSlot | None = None
