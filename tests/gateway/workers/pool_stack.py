@@ -14,8 +14,10 @@ import redis
 from gateway.recording.spool import Spool
 from tests.reliability.gateway_metrics import scrape, total
 from tests.support.gateway_process import GatewayProcess
+from tests.support.waiting import wait_for
 
 REDIS = "redis://127.0.0.1:6379/0"
+Samples = dict[str, list[tuple[dict[str, str], float]]]
 
 
 def pool_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -44,20 +46,30 @@ def running_pool(
             client.delete(key)
 
 
-def pool_metrics(url: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+def pool_metrics(url: str) -> Samples:
     """One scrape of the pool's /metrics, on a connection of its own (any worker may answer)."""
     return scrape(url)
 
 
-def answering_worker(samples: dict[str, list[tuple[dict[str, str], float]]]) -> str:
+def answering_worker(samples: Samples) -> str:
     """The worker that answered a scrape."""
     [(labels, _)] = samples["plumbline_gateway_scrape_worker"]
     return labels["worker"]
 
 
-def worker_calls(samples: dict[str, list[tuple[dict[str, str], float]]]) -> dict[str, float]:
+def worker_calls(samples: Samples) -> dict[str, float]:
     """Calls each worker counted."""
     return {labels["worker"]: v for labels, v in samples["plumbline_gateway_worker_calls"]}
+
+
+def counted_samples(url: str, calls: int) -> Samples:
+    """The pool's samples once its /metrics counts at least `calls` calls."""
+
+    def probe() -> Samples | None:
+        samples = pool_metrics(url)
+        return samples if total(samples, "plumbline_calls_total") >= calls else None
+
+    return wait_for(probe, timeout=30, what=f"{calls} calls counted")
 
 
 def workers_scraped(url: str) -> float:

@@ -15,6 +15,7 @@ from plumbline.child_process import plumbline_command
 from simulator.process import SimulatorProcess
 from tests.gateway.workers.pool_stack import (
     answering_worker,
+    counted_samples,
     pool_metrics,
     running_pool,
     worker_calls,
@@ -26,7 +27,7 @@ from tests.reliability.stack import LIGHT, ZERO_TIME, reliability_config
 from tests.reliability.traffic import CallOutcome, TrafficClient
 from tests.support.databases import postgres_database
 from tests.support.gateway_process import issue_key
-from tests.support.waiting import wait_for, wait_until
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.xdist_group("gateway_pool"), pytest.mark.slow]
 
@@ -43,23 +44,13 @@ def database() -> Iterator[str]:
         yield url
 
 
-def _counted(url: str, calls: int) -> dict[str, list[tuple[dict[str, str], float]]]:
-    """The pool's samples once its /metrics counts `calls` calls."""
-
-    def probe() -> dict[str, list[tuple[dict[str, str], float]]] | None:
-        samples = pool_metrics(url)
-        return samples if total(samples, "plumbline_calls_total") >= calls else None
-
-    return wait_for(probe, timeout=30, what=f"{calls} calls counted")
-
-
 def _until_both_served(url: str, key: str) -> list[CallOutcome]:
     """Rounds of 40 concurrent calls until each worker counted some (at most 20 rounds)."""
     outcomes: list[CallOutcome] = []
     traffic = TrafficClient(url, key)
     for _ in range(20):
         outcomes += asyncio.run(traffic.closed_loop(LIGHT, 8, 40))
-        samples = _counted(url, len([o for o in outcomes if o.served]))
+        samples = counted_samples(url, len([o for o in outcomes if o.served]))
         if all(worker_calls(samples).get(w, 0) > 0 for w in ("0", "1")):
             return outcomes
     raise AssertionError(f"the port gave every call to one worker: {worker_calls(samples)}")
