@@ -113,3 +113,13 @@ def worker_pid(supervisor_pid: int, index: int) -> int | None:
 def spooled_records(directory: Path) -> int:
     """Call records waiting in a spool directory's files."""
     return Spool(directory).pending_records()
+
+
+def spooled_call_ids(spool_root: Path) -> set[str]:
+    """Ids of the calls journaled in any worker's spool below `spool_root`."""
+    return {
+        str(row["id"])
+        for directory in spool_root.glob("worker-*")
+        for _, batch in Spool(directory).read_all()
+        for row in batch.calls
+    }
