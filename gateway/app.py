@@ -35,6 +35,8 @@ from gateway.errors import GatewayError, error_body
 from gateway.lifecycle import build_state, close_state
 from gateway.proxy.call_kinds.served import served_kinds
 from gateway.proxy.endpoint import ProxyEndpoint
+from gateway.worker_pool.exposition_socket import ExpositionServer
+from gateway.worker_pool.slot import WorkerSlot
 from plumbline.litellm_offline import keep_litellm_offline
 from plumbline.settings import Settings
 
@@ -83,22 +85,34 @@ def proxy_endpoints() -> dict[str, ProxyEndpoint]:
     return {kind.path: ProxyEndpoint(kind) for kind in served_kinds()}
 
 
-def create_asgi(settings: Settings, config: GatewayConfig) -> GatewayASGI:
+def create_asgi(
+    settings: Settings, config: GatewayConfig, slot: WorkerSlot | None = None
+) -> GatewayASGI:
     """What uvicorn serves: the FastAPI app, with proxy calls dispatched around its middleware."""
     keep_litellm_offline()  # also when the gateway is served without the CLI
-    return GatewayASGI(create_app(settings, config), proxy_endpoints())
+    return GatewayASGI(create_app(settings, config, slot), proxy_endpoints())
 
 
-def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
-    """Build the gateway app; connections and threads start in its lifespan."""
+def create_app(
+    settings: Settings, config: GatewayConfig, slot: WorkerSlot | None = None
+) -> FastAPI:
+    """Build the gateway app; `slot`: it is one worker of a `--workers N` pool."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state = await build_state(settings, config)
+        state = await build_state(settings, config, slot)
         app.state.plumbline = state
+        exposition = None
+        if slot is not None:
+            exposition = ExpositionServer(
+                slot.exposition_socket(slot.index), state.metrics.registry
+            )
+            exposition.start()
         try:
             yield
         finally:
+            if exposition is not None:
+                exposition.stop()
             await close_state(state)
 
     app = FastAPI(

@@ -37,6 +37,7 @@ from gateway.stability_metrics import StabilityCollector
 from gateway.state import GatewayState
 from gateway.tracing.exporter import DROP_REASONS
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
+from gateway.worker_pool.slot import WorkerSlot, single_process_orphans
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.otlp.sampler import TraceSampler, sampler_from_env
 from plumbline.otlp.settings import trace_export_settings
@@ -148,7 +149,11 @@ def check_schema(engine: Engine) -> None:
 
 
 def _call_sink(
-    settings: Settings, config: GatewayConfig, metrics: GatewayMetrics, engine: Engine
+    settings: Settings,
+    config: GatewayConfig,
+    metrics: GatewayMetrics,
+    engine: Engine,
+    slot: WorkerSlot | None,
 ) -> CallSink:
     # Checked here so a bad OTEL_* variable stops the start-up, not each recorder it spawns.
     tracing = trace_export_settings(os.environ)
@@ -159,6 +164,7 @@ def _call_sink(
             settings.database.pool_size,
             config.recording,
             observer=metrics.observe,
+            orphans=slot.orphans() if slot else single_process_orphans(config.recording.spool_dir),
         )
     if tracing.enabled:
         log.warning("trace export runs in the recorder process; recording.in_process has none")
@@ -189,8 +195,10 @@ def _rate_limiter(settings: Settings, config: GatewayConfig) -> RateLimiter:
     return RateLimiter(limits, shared)
 
 
-async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState:
-    """Create everything a running gateway needs and start its background work."""
+async def build_state(
+    settings: Settings, config: GatewayConfig, slot: WorkerSlot | None = None
+) -> GatewayState:
+    """Create everything a running gateway needs; `slot`: it is one of a pool's workers."""
     engine = create_db_engine(settings.database.url, pool_size=settings.database.pool_size)
     try:
         check_schema(engine)
@@ -203,7 +211,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         [m.name for m in config.models],
         [kind.path for kind in served_kinds()],
     )
-    sink = _call_sink(settings, config, metrics, engine)
+    sink = _call_sink(settings, config, metrics, engine, slot)
     sink.start()
     http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False))
     upstream = ConnectionsByOrigin(config.limits.backends)
@@ -232,6 +240,7 @@ async def build_state(settings: Settings, config: GatewayConfig) -> GatewayState
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
         tracing=_trace_sampler(config),
         prometheus_metrics=metric_export_settings(os.environ).prometheus,
+        worker=slot,
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     metrics.add_collector(CallbackCollector(state.limiter.metric_families))

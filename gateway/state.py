@@ -19,6 +19,7 @@ from gateway.response_owners.owners import ResponseOwners
 from gateway.routing.health import HealthMonitor
 from gateway.routing.model_backends import ModelBackends
 from gateway.upstream.connections_by_origin import ConnectionsByOrigin
+from gateway.worker_pool.slot import WorkerSlot
 from plumbline.otlp.sampler import TraceSampler
 from plumbline.settings import Settings
 
@@ -50,3 +51,5 @@ class GatewayState:
     prometheus_metrics: bool = True
     # The key invalidation channel's subscriber and publisher; None: no channel configured.
     key_invalidation: KeyInvalidation | None = None
+    # Set in a `--workers N` pool: which worker this is (its /metrics gathers the siblings').
+    worker: WorkerSlot | None = None

@@ -35,6 +35,7 @@ from bench.overhead.tracing import Load, measure_tracing
 from bench.overhead.tracing_report import TITLE as TRACING_TITLE
 from bench.overhead.tracing_report import tracing_section
 from bench.overhead.tracing_sides import TRACING_SIDES, tracing_env
+from bench.overhead.workers import run_workers
 from bench.overhead.workload import ZERO_TIME
 from bench.proxies.installed import litellm_version, nginx_version
 from bench.proxies.sides import SIDES, start_sides
@@ -80,6 +81,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--kind-rate", type=float, default=5.0, help="call kinds: plain rps")
     parser.add_argument("--kind-streams", type=float, default=2.0, help="call kinds: streams/s")
     parser.add_argument("--tracing", action="store_true", help="instead: tracing on vs off")
+    parser.add_argument(
+        "--workers-capacity", action="store_true", help="instead: --workers 1 vs 2 capacity"
+    )
     parser.add_argument(
         "--tracing-sides", default=",".join(TRACING_SIDES), help="tracing: comma-separated"
     )
@@ -196,6 +200,8 @@ def main(argv: list[str] | None = None) -> str:
         return run_call_kinds(args)
     if args.tracing:
         return run_tracing(args)
+    if args.workers_capacity:
+        return run_workers(args)
     tools = (f"nginx {nginx_version().removeprefix('nginx/')}", f"litellm {litellm_version()}")
     header = section_header("bench.overhead", NOTES, tools=tools, busy=args.busy)
     section = overhead_section(header, measure(args), args)

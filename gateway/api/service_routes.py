@@ -10,6 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway.api.deps import CallerDep, StateDep
 from gateway.errors import error_body
+from gateway.worker_pool.pool_metrics import pool_exposition
 
 router = APIRouter()
 
@@ -35,7 +36,11 @@ def metrics(state: StateDep) -> Response:
             "(add it, e.g. OTEL_METRICS_EXPORTER=otlp,prometheus, to serve /metrics)"
         )
         return Response(error_body(404, message), status_code=404, media_type="application/json")
-    return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    if state.worker is not None:
+        body = pool_exposition(state.worker, state.metrics.registry)
+    else:
+        body = generate_latest(state.metrics.registry)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/v1/models", tags=["openai"])

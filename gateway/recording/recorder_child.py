@@ -27,11 +27,15 @@ from gateway.otlp_metrics.settings import metric_export_settings
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
 from gateway.recording.sink import LogSink
+from gateway.recording.spool_adoption import OrphanSpools, adopt_orphans
+from gateway.recording.spool_lock import SpoolLock
 from gateway.tracing.exporter import SpanExporter
 from plumbline.db import create_db_engine
 from plumbline.otlp.settings import trace_export_settings
 
 log = logging.getLogger(__name__)
+# How often a recorder looks for spools no live recorder owns (see spool_adoption).
+ADOPT_INTERVAL_S = 5.0
 
 
 class Recorder:
@@ -43,6 +47,8 @@ class Recorder:
         self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size)
         self.observations: deque[CallObservation] = deque()
         self.sink = LogSink(self.engine, self.config, observer=self._observe)
+        self.orphans: OrphanSpools | None = hello.orphans
+        self.spool_lock = SpoolLock(self.config.spool_dir)
         self._send_lock = threading.Lock()
         self._done = threading.Event()
         # The gateway checked these variables at its start-up; this process inherits them.
@@ -73,6 +79,12 @@ class Recorder:
 
     def run(self) -> None:
         """Take records until told to stop or the gateway goes away, then drain and report."""
+        # A predecessor still draining this spool (its worker was killed) finishes first, so no
+        # file is replayed by two recorders at once.
+        if not self.spool_lock.acquire(wait=False):
+            log.warning("waiting for the previous recorder of %s to finish", self.config.spool_dir)
+            self.spool_lock.acquire(wait=True)
+        self._adopt()
         self.sink.start()
         if self.spans is not None:
             self.spans.start()
@@ -80,6 +92,10 @@ class Recorder:
             self.metrics.start()
         reporter = threading.Thread(target=self._report_loop, name="plumbline-recorder-report")
         reporter.start()
+        adopter = threading.Thread(
+            target=self._adopt_loop, name="plumbline-recorder-adopt", daemon=True
+        )
+        adopter.start()
         try:
             self._receive()
         finally:
@@ -124,6 +140,19 @@ class Recorder:
                 self._report(flushed=self.sink.flush(timeout=message.timeout_s))
             elif message == "stop":
                 return
+
+    def _adopt(self) -> None:
+        if self.orphans is None:
+            return
+        try:
+            if adopt_orphans(self.orphans, self.config.spool_dir):
+                self.sink.notice_spooled()
+        except OSError:
+            log.exception("could not adopt the spools of %s", self.orphans.root)
+
+    def _adopt_loop(self) -> None:
+        while not self._done.wait(ADOPT_INTERVAL_S):
+            self._adopt()
 
     def _report_loop(self) -> None:
         interval = self.config.flush_interval_ms / 1000

@@ -7,6 +7,7 @@ from typing import Any
 
 from gateway.metering.record import CallRecord
 from gateway.recording.observation import CallObservation
+from gateway.recording.spool_adoption import OrphanSpools
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +18,8 @@ class Hello:
     pool_size: int
     config_json: str
     log_level: int
+    # Spools of no live recorder that this one adopts; None: only its own.
+    orphans: OrphanSpools | None = None
 
 
 @dataclass(frozen=True, slots=True)

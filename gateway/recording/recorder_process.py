@@ -28,6 +28,7 @@ from gateway.metering.record import CallRecord
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
 from gateway.recording.sink_stats import SinkStats
+from gateway.recording.spool_adoption import OrphanSpools
 
 log = logging.getLogger(__name__)
 COUNTERS = (
@@ -75,6 +76,7 @@ class RecorderProcess:
         pool_size: int,
         config: RecordingConfig,
         observer: CallObserver | None = None,
+        orphans: OrphanSpools | None = None,
     ) -> None:
         self.config = config
         self.observer = observer
@@ -83,6 +85,7 @@ class RecorderProcess:
             pool_size=pool_size,
             config_json=config.model_dump_json(),
             log_level=logging.getLogger().getEffectiveLevel(),
+            orphans=orphans,
         )
         self._queue: deque[CallRecord] = deque()
         # Sent batches the recorder has not reported journaled: (child's count after it, records).

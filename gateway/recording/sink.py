@@ -88,6 +88,11 @@ class LogSink:
         with self._hand_lock:
             return sum(1 for p in self.spool.pending_files() if p not in self._in_hand)
 
+    def notice_spooled(self) -> None:
+        """Batches were moved into the spool from outside: replay them with the others."""
+        self.spool.recount()
+        self._spool_has_batches = True
+
     def start(self) -> None:
         """Start the journal and writer threads."""
         self._threads = [

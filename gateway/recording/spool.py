@@ -151,6 +151,11 @@ class Spool:
         self._account(len(line))
         return path
 
+    def recount(self) -> None:
+        """Count the pending bytes from disk again (files were moved in from another spool)."""
+        with self._size_lock:
+            self._bytes = None
+
     def remove(self, path: Path) -> None:
         """Delete a batch the database now has."""
         size = _size(path)

@@ -41,7 +41,11 @@ class GatewayProcess(ServerProcess):
     """`plumbline gateway` in a child process with its config written to a temp file."""
 
     def __init__(
-        self, config: dict[str, Any], database_url: str, env: dict[str, str] | None = None
+        self,
+        config: dict[str, Any],
+        database_url: str,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -54,7 +58,7 @@ class GatewayProcess(ServerProcess):
         self.config_path.write_text(yaml.safe_dump(config))
         super().__init__(
             plumbline_command(
-                "gateway", "--config", str(self.config_path), "--port", str(self.port)
+                "gateway", "--config", str(self.config_path), "--port", str(self.port), *args
             ),
             f"{self.url}/health",
             env={
