@@ -140,6 +140,18 @@ def drain_problems(documents: list[Document]) -> list[str]:
     return problems
 
 
+def max_replicas(documents: list[Document], kind: str, name: str) -> int:
+    """The most pods a workload may run: its replicas, or an HPA's maxReplicas over it."""
+    document = named(documents, kind, name)
+    assert document is not None, f"no {kind} {name}"
+    counts = [document["spec"].get("replicas", 1)]
+    for hpa in of_kind(documents, "HorizontalPodAutoscaler"):
+        target = hpa["spec"]["scaleTargetRef"]
+        if (target["kind"], target["name"]) == (kind, name):
+            counts.append(hpa["spec"]["maxReplicas"])
+    return max(counts)
+
+
 def spool_problems(documents: list[Document]) -> list[str]:
     """The spool is on a volume claim, the config is mounted, limits live in Redis."""
     gateway = workload(documents, *GATEWAY)
@@ -154,8 +166,9 @@ def spool_problems(documents: list[Document]) -> list[str]:
     if str(config_path.parent) not in mounts:
         problems.append(f"gateway: --config {config_path} is not on a mounted volume")
     workers = int(option(command_line(container), "--workers") or 1)
-    if (gateway.spec.get("replicas", 1) > 1 or workers > 1) and (
-        config.limits.rate_limits.store != "redis"
+    if (
+        max_replicas(documents, *GATEWAY) * workers > 1
+        and config.limits.rate_limits.store != "redis"
     ):
         problems.append("gateway: several processes but rate limits are not in Redis")
     return problems

@@ -38,6 +38,12 @@ def _args(documents: list[Document], kind: str, name: str, old: str, new: str) -
     container["args"] = [new if a == old else a for a in container["args"]]
 
 
+def _memory_limits_one_worker(documents: list[Document]) -> None:
+    # One worker per pod, but the HPA may run ten pods.
+    _gateway_yaml(documents, "store: redis", "store: memory")
+    _args(documents, "StatefulSet", "plumbline-gateway", "2", "1")
+
+
 Mutation = Callable[[list[Document]], None]
 MUTATIONS: list[tuple[str, str, Mutation, str]] = [
     ("schema", "unknown field", lambda d: _gateway(d).update(readinesProbe={}), "unexpected"),
@@ -129,6 +135,24 @@ MUTATIONS: list[tuple[str, str, Mutation, str]] = [
         "memory limits",
         lambda d: _gateway_yaml(d, "store: redis", "store: memory"),
         "not in Redis",
+    ),
+    (
+        "spool",
+        "memory limits, one worker, autoscaled",
+        _memory_limits_one_worker,
+        "not in Redis",
+    ),
+    (
+        "spool",
+        "config not mounted",
+        lambda d: _args(
+            d,
+            "StatefulSet",
+            "plumbline-gateway",
+            "/etc/plumbline/gateway.yaml",
+            "/srv/gateway.yaml",
+        ),
+        "is not on a mounted volume",
     ),
     (
         "beat",
