@@ -34,8 +34,9 @@ http {{
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_buffering off;
-      proxy_request_buffering off;
+      proxy_request_buffering {request_buffering};
       proxy_read_timeout 300s;
+{retry}
     }}
   }}
 }}
@@ -45,10 +46,12 @@ http {{
 class NginxProxy(ServerProcess):
     """nginx in the foreground with its own config, proxying to backends on loopback.
 
-    Several backend ports are balanced round-robin, as a load balancer in front of replicas.
+    Several backend ports are balanced round-robin, as a load balancer in front of replicas;
+    `retry_posts` lets a POST go to the next one when its connection fails before an answer (a
+    draining replica closing a kept connection), as a load balancer in front of replicas must.
     """
 
-    def __init__(self, *backend_ports: int) -> None:
+    def __init__(self, *backend_ports: int, retry_posts: bool = False) -> None:
         if not backend_ports:
             raise ValueError("nginx needs at least one backend port")
         self.port = free_port()
@@ -56,7 +59,16 @@ class NginxProxy(ServerProcess):
         work = Path(tempfile.mkdtemp(prefix="plumbline-nginx-"))
         config = work / "nginx.conf"
         servers = "\n".join(f"    server 127.0.0.1:{port};" for port in backend_ports)
-        config.write_text(CONFIG.format(work=work, port=self.port, servers=servers))
+        # A retried POST needs its body kept: nginx cannot resend one it streamed through.
+        retry = "      proxy_next_upstream error timeout non_idempotent;" if retry_posts else ""
+        text = CONFIG.format(
+            work=work,
+            port=self.port,
+            servers=servers,
+            retry=retry,
+            request_buffering="on" if retry_posts else "off",
+        )
+        config.write_text(text)
         binary = str(nginx_binary())
         # -e: the compiled-in error log under /var/log is never opened.
         args = [binary, "-p", str(work), "-c", str(config), "-e", str(work / "error.log")]

@@ -65,7 +65,7 @@ def serve_pool(config: GatewayConfig, config_path: Path, host: str, port: int, w
         ]
 
     try:
-        supervisor = Supervisor(workers, command, listener.fileno(), config.limits.drain_timeout_s)
+        supervisor = Supervisor(workers, command, listener, config.limits.drain_timeout_s)
         return supervisor.run()
     finally:
         listener.close()

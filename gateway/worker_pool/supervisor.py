@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -46,11 +47,12 @@ class Supervisor:
         self,
         count: int,
         command: Callable[[int], list[str]],
-        inherited_fd: int,
+        listener: socket.socket,
         drain_timeout_s: float,
     ) -> None:
         self._command = command
-        self._fd = inherited_fd
+        self._listener = listener
+        self._fd = listener.fileno()
         self._drain_timeout_s = drain_timeout_s
         self._workers = [_Worker(index) for index in range(count)]
         self._stop = threading.Event()
@@ -107,6 +109,10 @@ class Supervisor:
         worker.restart_at = now + pause
 
     def _drain(self) -> None:
+        # The port must refuse new connections while the workers drain: the kernel would
+        # otherwise queue them on this still-open copy of the socket, and reset them all when
+        # it closes (a load balancer sends a refused connection to another replica instead).
+        self._listener.close()
         running = [w.process for w in self._workers if w.process and w.process.poll() is None]
         for process in running:
             process.send_signal(signal.SIGTERM)
