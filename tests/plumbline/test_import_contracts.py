@@ -98,6 +98,7 @@ EVALS = "evals imports nothing of the gateway"
 EVALS_PURE = "the evals' pure logic imports no database, ORM or domain package"
 PROXY = "the proxy imports no ORM models, numpy, pandas or evals"
 WORKERS = "workers import neither the web API nor the proxy"
+GATEWAY_NO_WORKERS = "the gateway imports no worker code (it queues eval runs by task name)"
 WEB_API = "only the app imports the web API"
 HTTP = "Plumbline's HTTP client is aiohttp (and the proxy's own): no httpx"
 # One breach per forbidden pair: "importer:code".
@@ -140,6 +141,8 @@ BREACHES = [
     ),
     (WORKERS, "workers.tasks.breach:import gateway.api\n"),
     (WORKERS, "workers.tasks.breach:import gateway.proxy\n"),
+    (GATEWAY_NO_WORKERS, "gateway.api.breach:import workers.app\n"),
+    (GATEWAY_NO_WORKERS, "gateway.proxy.breach:from workers import tasks\n"),
     (WEB_API, "gateway.usage.breach:import gateway.api\n"),
     (WEB_API, "evals.breach:from gateway.api import deps\n"),
     (WEB_API, "apps.demo.breach:import gateway.api\n"),
@@ -165,7 +168,18 @@ def test_the_tree_keeps_every_contract() -> None:
 
 def test_every_contract_is_tried_here() -> None:
     named = {c["name"] for c in _settings()["contracts"]}
-    assert named == {KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API, HTTP}
+    assert named == {
+        KIT,
+        NO_APPS,
+        SIMULATOR,
+        EVALS,
+        EVALS_PURE,
+        PROXY,
+        WORKERS,
+        GATEWAY_NO_WORKERS,
+        WEB_API,
+        HTTP,
+    }
 
 
 @pytest.mark.parametrize(("name", "breach"), BREACHES)
@@ -177,7 +191,8 @@ def test_a_contract_fails_on_its_breach(tmp_path: Path, name: str, breach: str) 
 
 
 @pytest.mark.parametrize(
-    "name", [KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, WEB_API, HTTP]
+    "name",
+    [KIT, NO_APPS, SIMULATOR, EVALS, EVALS_PURE, PROXY, WORKERS, GATEWAY_NO_WORKERS, WEB_API, HTTP],
 )
 def test_a_contract_holds_on_its_tree_without_a_breach(tmp_path: Path, name: str) -> None:
     """The breaches above fail for the import they add, not for a tree that never checks."""
