@@ -1,4 +1,4 @@
-"""An inference-only key attacks: it reads nothing, makes no key, acts for no team, gains no scope."""
+"""An inference-only key attacks: reads nothing, makes no key, acts for no team, gains no scope."""
 
 from __future__ import annotations
 
