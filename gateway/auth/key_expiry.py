@@ -27,13 +27,15 @@ def parse_expiry(text: str, now: datetime) -> datetime:
             moment = datetime.combine(date.fromisoformat(value), time(), UTC) + timedelta(days=1)
         else:
             moment = datetime.fromisoformat(value)
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        moment = moment.astimezone(UTC)
+    except (ValueError, OverflowError):
+        # OverflowError: a time at the very end of the calendar, moved by a day or an offset.
         raise GatewayError(
             400, f"`expires` {value[:40]!r} is not a time: {_HINT}.", "expires"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return check_expiry(moment.astimezone(UTC), now)
+    return check_expiry(moment, now)
 
 
 def check_expiry(moment: datetime, now: datetime) -> datetime:

@@ -35,7 +35,8 @@ def test_expiry_forms() -> None:
     assert parse_expiry("90d", NOW) == NOW + timedelta(days=90)
     assert parse_expiry("2027-01-01T10:00:00+02:00", NOW) == datetime(2027, 1, 1, 8, tzinfo=UTC)
     assert parse_expiry("2027-01-01T10:00:00", NOW) == datetime(2027, 1, 1, 10, tzinfo=UTC)
-    for bad in ("2026-12-02", "2026-12-03T11:59:59Z", "-5d", "1e9d", "3651d", "soon", ""):
+    edges = ("9999-12-31", "9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00")
+    for bad in ("2026-12-02", "2026-12-03T11:59:59Z", "-5d", "1e9d", "3651d", "soon", "", *edges):
         with pytest.raises(GatewayError) as raised:
             parse_expiry(bad, NOW)
         assert raised.value.status == 400 and raised.value.param == "expires", bad
