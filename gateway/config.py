@@ -174,6 +174,15 @@ class KeyLookupLimits(_Strict):
     max_tracked_clients: int = Field(default=10_000, ge=1)
 
 
+class KeyLastUsed(_Strict):
+    """How each key's last use reaches the database: in batches, never a write per call."""
+
+    # Each process writes the uses it noted this often (one UPDATE per key used), and at exit.
+    flush_s: float = Field(default=10.0, gt=0, le=3600)
+    # Distinct keys held between flushes; uses of further keys wait for the next flush.
+    max_keys: int = Field(default=100_000, ge=1)
+
+
 class Limits(_Strict):
     """Guards on what a client may send and how long the gateway waits upstream."""
 
@@ -186,6 +195,7 @@ class Limits(_Strict):
     # another replica) takes effect here within this time.
     key_cache_ttl_s: float = Field(default=30.0, ge=0, le=3600)
     key_lookups: KeyLookupLimits = Field(default_factory=KeyLookupLimits)
+    key_last_used: KeyLastUsed = Field(default_factory=KeyLastUsed)
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 120.0
     body_read_timeout_s: float = 30.0

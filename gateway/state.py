@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from gateway.auth.key_cache import KeyCache
+from gateway.auth.last_use_flusher import LastUseFlusher
 from gateway.config import GatewayConfig
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
@@ -51,5 +52,7 @@ class GatewayState:
     prometheus_metrics: bool = True
     # The key invalidation channel's subscriber and publisher; None: no channel configured.
     key_invalidation: KeyInvalidation | None = None
+    # Writes the keys' last use in batches; None until the lifecycle starts it.
+    last_use: LastUseFlusher | None = None
     # Set in a `--workers N` pool: which worker this is (its /metrics gathers the siblings').
     worker: WorkerSlot | None = None

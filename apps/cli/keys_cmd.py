@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -24,11 +25,27 @@ def create(
     name: Annotated[str, typer.Option(help="A label for the key")] = "default",
     rpm: RpmOption = None,
     tpm: TpmOption = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            help="inference, read or evals; repeat to combine (default: all three)",
+        ),
+    ] = None,
+    expires: Annotated[
+        str | None,
+        typer.Option(help="When it stops working: 2027-03-31 (through that day, UTC) or 90d"),
+    ] = None,
+    note: Annotated[str | None, typer.Option(help="Who holds the key and what for")] = None,
 ) -> None:
     """Create a key and print it once."""
+    from datetime import UTC
+
+    from gateway.auth.key_terms import key_terms
     from gateway.auth.service import create_key
 
     with admin_transaction() as (settings, session):
+        terms = key_terms(scope, expires, note, admin=admin, now=datetime.now(UTC))
         issued = create_key(
             session,
             team,
@@ -38,11 +55,13 @@ def create(
             requests_per_minute=rpm,
             tokens_per_minute=tpm,
             actor=cli_actor(),
+            terms=terms,
         )
+    expiry = terms.expires_at.isoformat(timespec="seconds") if terms.expires_at else "never"
     typer.echo(issued.plaintext)
     typer.echo(
-        f"team={issued.team} admin={issued.is_admin} prefix={issued.prefix} "
-        "(store this key now: it cannot be shown again)",
+        f"team={issued.team} admin={issued.is_admin} scopes={terms.scopes or 'admin'} "
+        f"expires={expiry} prefix={issued.prefix} (store this key now: it cannot be shown again)",
         err=True,
     )
 
@@ -52,7 +71,7 @@ def list_keys(
     team: Annotated[str | None, typer.Option(help="Only this team's keys")] = None,
 ) -> None:
     """List keys by prefix (never the secret)."""
-    from datetime import UTC, datetime
+    from datetime import UTC
 
     from gateway.api.admin_keys import key_out
     from plumbline.repositories import teams as team_repo
@@ -67,15 +86,23 @@ def list_keys(
             role = "admin" if out.admin else "team"
             limits = f"rpm={out.requests_per_minute or '-'} tpm={out.tokens_per_minute or '-'}"
             typer.echo(
-                f"{out.prefix}  {out.team:20}  {role:5}  {out.state:8}  {limits}  {out.name}"
+                f"{out.prefix}  {out.team:20}  {role:5}  {out.state:8}  {limits}  {out.name}  "
+                f"scopes={','.join(out.scopes)}  expires={_when(out.expires_at, 'never')}  "
+                f"last_used={_when(out.last_used_at, 'never')}"
+                + (f"  note={out.note}" if out.note else "")
             )
+
+
+def _when(moment: datetime | None, missing: str) -> str:
+    return moment.isoformat(timespec="seconds") if moment else missing
 
 
 @keys_app.command("revoke")
 def revoke(
     prefix: Annotated[str, typer.Argument(help="The key's prefix (see `keys list`)")],
 ) -> None:
-    """Revoke a key; gateways stop accepting it within 30 seconds (at once via the admin API)."""
+    """Revoke a key: gateways stop accepting it within about a second with key_invalidation
+    channel `redis`, else within limits.key_cache_ttl_s (30 s by default)."""
     from gateway.auth.service import revoke_key
 
     with admin_transaction() as (_, session):
@@ -90,7 +117,8 @@ def rotate(
         int, typer.Option("--grace-s", help="Seconds the old key keeps working")
     ] = 0,
 ) -> None:
-    """Issue a new key for the same team (same scope, name, limits) and revoke the old one."""
+    """Issue a new key like the old (team, admin, scopes, expiry, note, name, limits); revoke
+    the old one."""
     from gateway.auth.service import rotate_key
 
     with admin_transaction() as (settings, session):

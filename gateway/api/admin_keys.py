@@ -1,7 +1,8 @@
 """Routes: create, list, rotate, revoke keys and set their limits (admin keys only).
 
 Each change commits in its own transaction and then clears this gateway's key cache, so a
-revoked key stops working here at once; other replicas stop within the cache TTL (30 s).
+revoked key stops working here at once; other processes and replicas within about a second
+with key_invalidation.channel `redis`, else within limits.key_cache_ttl_s (docs/security.md).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from gateway.api.admin_schemas import (
 )
 from gateway.api.deps import AdminDep, StateDep
 from gateway.auth import service
+from gateway.auth.key_terms import key_terms
+from gateway.auth.scopes import listed_scopes
 from gateway.auth.service import as_utc
 from plumbline.models import ApiKey, Team
 from plumbline.repositories import teams as team_repo
@@ -32,10 +35,12 @@ router = APIRouter(prefix="/api/admin/keys", tags=["admin"])
 
 def key_out(key: ApiKey, team: Team, now: datetime) -> KeyOut:
     """A key row as listed."""
-    if key.revoked_at is None:
-        state = "active"
+    if key.revoked_at is not None and as_utc(key.revoked_at) <= now:
+        state = "revoked"
+    elif key.expires_at is not None and as_utc(key.expires_at) <= now:
+        state = "expired"
     else:
-        state = "revoking" if as_utc(key.revoked_at) > now else "revoked"
+        state = "active" if key.revoked_at is None else "revoking"
     return KeyOut(
         prefix=key.prefix,
         team=team.name,
@@ -46,6 +51,10 @@ def key_out(key: ApiKey, team: Team, now: datetime) -> KeyOut:
         revoked_at=key.revoked_at,
         requests_per_minute=key.requests_per_minute,
         tokens_per_minute=key.tokens_per_minute,
+        scopes=listed_scopes(key.scopes, admin=key.is_admin),
+        expires_at=as_utc(key.expires_at) if key.expires_at else None,
+        last_used_at=as_utc(key.last_used_at) if key.last_used_at else None,
+        note=key.note,
     )
 
 
@@ -71,6 +80,8 @@ def list_keys(
 @router.post("", response_model=IssuedKeyOut, status_code=status.HTTP_201_CREATED)
 def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyOut:
     """Create a key (and its team if new); the plaintext is in this response only."""
+    now = datetime.now(UTC)
+    terms = key_terms(body.scopes, body.expires, body.note, admin=body.admin, now=now)
     with state.sessions() as session, session.begin():
         issued = service.create_key(
             session,
@@ -81,6 +92,7 @@ def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyO
             requests_per_minute=body.requests_per_minute,
             tokens_per_minute=body.tokens_per_minute,
             actor=caller.actor,
+            terms=terms,
         )
     return IssuedKeyOut(
         key=issued.plaintext,
@@ -88,6 +100,8 @@ def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyO
         team=issued.team,
         name=issued.name,
         admin=issued.is_admin,
+        scopes=listed_scopes(terms.scopes, admin=issued.is_admin),
+        expires_at=terms.expires_at,
     )
 
 

@@ -30,6 +30,10 @@ class KeyCreate(_In):
     admin: bool = False
     requests_per_minute: Limit = None
     tokens_per_minute: Limit = None
+    # Checked by the service (clear 400s); left out: inference, read and evals, no expiry.
+    scopes: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=8)] | None = None
+    expires: Annotated[str, Field(max_length=64)] | None = None
+    note: Annotated[str, Field(max_length=2000)] | None = None
 
 
 class KeyLimits(_In):
@@ -57,6 +61,10 @@ class KeyOut(BaseModel):
     revoked_at: datetime | None
     requests_per_minute: int | None
     tokens_per_minute: int | None
+    scopes: list[str]
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    note: str | None
 
 
 class KeyList(BaseModel):
@@ -73,6 +81,8 @@ class IssuedKeyOut(BaseModel):
     team: str
     name: str
     admin: bool
+    scopes: list[str]
+    expires_at: datetime | None
 
 
 class RotationOut(BaseModel):

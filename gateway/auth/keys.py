@@ -8,6 +8,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+from gateway.auth.scopes import LEGACY_SCOPES
+
 KEY_PREFIX = "pl-"
 PREFIX_LENGTH = 10
 
@@ -40,6 +42,10 @@ class KeyInfo:
     prefix: str = ""
     # When a rotated key's grace period ends (None: the key has no end).
     revokes_at: datetime | None = None
+    # Scopes and expiry (gateway/auth/scopes.py): what the key may do, and until when; an
+    # expired key is refused at resolve time, also from the key cache.
+    scopes: frozenset[str] = LEGACY_SCOPES
+    expires_at: datetime | None = None
 
     @property
     def actor(self) -> str:

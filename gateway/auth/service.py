@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.orm import Session
 
 from gateway.auth.audit import record_action
 from gateway.auth.invalidation.changes import KeyChange, record_change
+from gateway.auth.key_terms import KeyTerms
 from gateway.auth.keys import (
     DUMMY_HASH,
     DUMMY_SALT,
@@ -17,6 +18,7 @@ from gateway.auth.keys import (
     split_key,
     verify_secret,
 )
+from gateway.auth.scopes import parse_scopes
 from gateway.errors import GatewayError
 from gateway.retention.classes import retention_class
 from plumbline.models import ApiKey, Team
@@ -34,6 +36,7 @@ class IssuedKey:
     team: str
     is_admin: bool
     name: str = "default"
+    terms: KeyTerms = field(default_factory=KeyTerms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +68,14 @@ def create_key(
     requests_per_minute: int | None = None,
     tokens_per_minute: int | None = None,
     actor: str = "cli",
+    terms: KeyTerms | None = None,
 ) -> IssuedKey:
-    """Create a key for a team, creating the team if it is new; audited."""
+    """Create a key for a team, creating the team if it is new; audited.
+
+    `terms` (`gateway.auth.key_terms.key_terms`, validated): scopes, expiry, note; without
+    them a team key holds inference, read and evals and never expires.
+    """
+    terms = terms or KeyTerms()
     _check_limit(requests_per_minute, "requests_per_minute")
     _check_limit(tokens_per_minute, "tokens_per_minute")
     team = team_repo.team_by_name(session, team_name)
@@ -85,6 +94,9 @@ def create_key(
         is_admin=admin,
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
+        scopes=terms.scopes,
+        expires_at=terms.expires_at,
+        note=terms.note,
     )
     record_action(
         session,
@@ -92,9 +104,9 @@ def create_key(
         "key.create",
         team_id=team.id,
         target=new.prefix,
-        details={"admin": admin, "name": name},
+        details={"admin": admin, "name": name, **terms.audited()},
     )
-    return IssuedKey(new.plaintext, new.prefix, team.name, admin, name)
+    return IssuedKey(new.plaintext, new.prefix, team.name, admin, name, terms)
 
 
 def _usable_key(session: Session, prefix: str, now: datetime) -> tuple[ApiKey, Team]:
@@ -107,12 +119,19 @@ def _usable_key(session: Session, prefix: str, now: datetime) -> tuple[ApiKey, T
 def rotate_key(
     session: Session, prefix: str, pepper: str, *, grace_s: int = 0, actor: str = "cli"
 ) -> Rotation:
-    """Issue a new key like the old one (team, admin scope, name, limits); revoke the old one
-    now, or when `grace_s` seconds have passed so clients can switch over."""
+    """Issue a new key like the old one (team, admin, scopes, expiry, note, name, limits);
+    revoke the old one now, or when `grace_s` seconds have passed so clients can switch over."""
     if not 0 <= grace_s <= MAX_GRACE_S:
         raise GatewayError(400, f"`grace_s` must be between 0 and {MAX_GRACE_S}.", "grace_s")
     now = datetime.now(UTC)
     old, team = _usable_key(session, prefix, now)
+    if old.expires_at is not None and as_utc(old.expires_at) <= now:
+        raise GatewayError(
+            400,
+            f"Key `{prefix}` expired at {as_utc(old.expires_at).isoformat(timespec='seconds')}: "
+            "a rotation would make an expired key too; create a new one with `--expires`.",
+            "prefix",
+        )
     new = generate_key(pepper)
     team_repo.add_key(
         session,
@@ -124,6 +143,9 @@ def rotate_key(
         is_admin=old.is_admin,
         requests_per_minute=old.requests_per_minute,
         tokens_per_minute=old.tokens_per_minute,
+        scopes=old.scopes,
+        expires_at=old.expires_at,
+        note=old.note,
     )
     ends = now + timedelta(seconds=grace_s)
     if old.revoked_at is not None and as_utc(old.revoked_at) < ends:
@@ -138,7 +160,8 @@ def rotate_key(
         target=prefix,
         details={"new_prefix": new.prefix, "old_revoked_at": ends.isoformat()},
     )
-    issued = IssuedKey(new.plaintext, new.prefix, team.name, old.is_admin, old.name)
+    terms = KeyTerms(old.scopes, old.expires_at, old.note)
+    issued = IssuedKey(new.plaintext, new.prefix, team.name, old.is_admin, old.name, terms)
     return Rotation(issued, prefix, ends)
 
 
@@ -186,6 +209,8 @@ def _grants(key: ApiKey, team: Team) -> KeyInfo:
         retention_days=retention_class(team.retention_days),
         prefix=key.prefix,
         revokes_at=revokes_at,
+        scopes=parse_scopes(key.scopes),
+        expires_at=as_utc(key.expires_at) if key.expires_at is not None else None,
     )
 
 

@@ -15,6 +15,7 @@ import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.auth.keys import KeyInfo
+from gateway.auth.scopes import INFERENCE, check_scope
 from gateway.auth.traffic_labels import check_trace_link, check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
@@ -51,6 +52,9 @@ CUT_REPLY_TIMEOUT_S = 0.5
 
 class ProxyEndpoint:
     """One OpenAI endpoint, proxied to the model's backends and recorded."""
+
+    # The scope its key must hold (declared, like each API route's; checked in ProxyCall).
+    scope = INFERENCE
 
     def __init__(self, kind: CallKind) -> None:
         self.kind = kind
@@ -266,10 +270,11 @@ class ProxyCall:
         self.attribution = replace(self.attribution, key_id=info.key_id)
         self.presented = info
         try:
+            check_scope(info, ProxyEndpoint.scope)
             check_traffic_label(info, self.arrival.feature)
             check_trace_link(info, bool(self.link_values))
         except GatewayError:
-            # A refused label is not counted as eval traffic.
+            # A refused scope or label is the team's call, not counted as eval traffic.
             self.attribution = replace(self.attribution.to_team(info), source="product")
             raise
         self.arrival = replace(self.arrival, trace=linked(self.arrival.trace, self.link_values))

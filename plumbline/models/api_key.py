@@ -30,3 +30,12 @@ class ApiKey(Base):
     # Per-key limits, applied on top of the team's (NULL: only the team's limits apply).
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Comma-separated scopes (gateway/auth/scopes.py); NULL: a key older than scopes, which keeps
+    # inference, read and evals. Admin keys hold every scope whatever this says.
+    scopes: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The key stops working then (401 naming the time); NULL: it never expires.
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Written in batches by each gateway process, so it lags the last call by up to a flush.
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The owner's note: who holds the key and what for.
+    note: Mapped[str | None] = mapped_column(String(500), nullable=True)
