@@ -1,4 +1,4 @@
-"""Routes: create, list, rotate, revoke keys and set their limits (admin keys only).
+"""Routes: create, list, rotate, revoke keys and set their limits and models (admin keys only).
 
 Each change commits in its own transaction and then clears this gateway's key cache, so a
 revoked key stops working here at once; other replicas stop within the cache TTL (30 s).
@@ -46,6 +46,7 @@ def key_out(key: ApiKey, team: Team, now: datetime) -> KeyOut:
         revoked_at=key.revoked_at,
         requests_per_minute=key.requests_per_minute,
         tokens_per_minute=key.tokens_per_minute,
+        allowed_models=key.allowed_models,
     )
 
 
@@ -80,6 +81,7 @@ def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyO
             name=body.name,
             requests_per_minute=body.requests_per_minute,
             tokens_per_minute=body.tokens_per_minute,
+            allowed_models=body.allowed_models,
             actor=caller.actor,
         )
     return IssuedKeyOut(
@@ -131,7 +133,7 @@ def revoke_key(prefix: PrefixPath, caller: AdminDep, state: StateDep) -> KeyOut:
 def set_key_limits(
     prefix: PrefixPath, body: KeyLimits, caller: AdminDep, state: StateDep
 ) -> KeyOut:
-    """Set the limits sent (null clears one: only the team's applies); the others stay."""
+    """Set the limits or model list sent (null clears one: the team's applies); others stay."""
     values = body.model_dump(include=body.model_fields_set)
     with state.sessions() as session, session.begin():
         key = service.set_key_limits(session, prefix, values, actor=caller.actor)

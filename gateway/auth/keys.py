@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+
+from gateway.governance.model_access import ModelAccess
 
 KEY_PREFIX = "pl-"
 PREFIX_LENGTH = 10
@@ -40,6 +42,8 @@ class KeyInfo:
     prefix: str = ""
     # When a rotated key's grace period ends (None: the key has no end).
     revokes_at: datetime | None = None
+    # Model access: the team's and the key's model lists (admin keys get none: every model).
+    models: ModelAccess = field(default_factory=ModelAccess)
 
     @property
     def actor(self) -> str:

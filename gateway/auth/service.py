@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -18,6 +19,8 @@ from gateway.auth.keys import (
     verify_secret,
 )
 from gateway.errors import GatewayError
+from gateway.governance.model_access import ModelAccess
+from gateway.governance.model_lists import model_access, model_list
 from gateway.retention.classes import retention_class
 from plumbline.models import ApiKey, Team
 from plumbline.repositories import teams as team_repo
@@ -64,11 +67,13 @@ def create_key(
     name: str = "default",
     requests_per_minute: int | None = None,
     tokens_per_minute: int | None = None,
+    allowed_models: list[str] | None = None,
     actor: str = "cli",
 ) -> IssuedKey:
     """Create a key for a team, creating the team if it is new; audited."""
     _check_limit(requests_per_minute, "requests_per_minute")
     _check_limit(tokens_per_minute, "tokens_per_minute")
+    allowed_models = model_list(allowed_models, admin=admin)
     team = team_repo.team_by_name(session, team_name)
     if team is None:
         team = team_repo.add_team(session, team_name)
@@ -85,15 +90,12 @@ def create_key(
         is_admin=admin,
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
+        allowed_models=allowed_models,
     )
-    record_action(
-        session,
-        actor,
-        "key.create",
-        team_id=team.id,
-        target=new.prefix,
-        details={"admin": admin, "name": name},
-    )
+    details: dict[str, object] = {"admin": admin, "name": name}
+    if allowed_models is not None:
+        details["allowed_models"] = allowed_models
+    record_action(session, actor, "key.create", team_id=team.id, target=new.prefix, details=details)
     return IssuedKey(new.plaintext, new.prefix, team.name, admin, name)
 
 
@@ -124,6 +126,8 @@ def rotate_key(
         is_admin=old.is_admin,
         requests_per_minute=old.requests_per_minute,
         tokens_per_minute=old.tokens_per_minute,
+        # The new key may call what the old one could: a rotation never widens access.
+        allowed_models=old.allowed_models,
     )
     ends = now + timedelta(seconds=grace_s)
     if old.revoked_at is not None and as_utc(old.revoked_at) < ends:
@@ -154,15 +158,19 @@ def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
 
 
 def set_key_limits(
-    session: Session, prefix: str, values: dict[str, int | None], *, actor: str = "cli"
+    session: Session, prefix: str, values: dict[str, Any], *, actor: str = "cli"
 ) -> ApiKey:
-    """Set (or clear, with None) the given limits of a key; the others stay. Audited."""
-    unknown = set(values) - {"requests_per_minute", "tokens_per_minute"}
+    """Set (or clear, with None) the given limits or model list of a key; the others stay.
+    Audited."""
+    unknown = set(values) - {"requests_per_minute", "tokens_per_minute", "allowed_models"}
     if unknown:
         raise GatewayError(400, f"Unknown key settings: {', '.join(sorted(unknown))}.")
     for name, value in values.items():
-        _check_limit(value, name)
+        if name != "allowed_models":
+            _check_limit(value, name)
     key, team = _usable_key(session, prefix, datetime.now(UTC))
+    if "allowed_models" in values:
+        values["allowed_models"] = model_list(values["allowed_models"], admin=key.is_admin)
     for name, value in values.items():
         setattr(key, name, value)
     session.flush()
@@ -186,6 +194,8 @@ def _grants(key: ApiKey, team: Team) -> KeyInfo:
         retention_days=retention_class(team.retention_days),
         prefix=key.prefix,
         revokes_at=revokes_at,
+        # Admin keys (eval workers, the resampler) call every model; acting for a team, its list.
+        models=ModelAccess() if key.is_admin else model_access(team, key),
     )
 
 
@@ -219,4 +229,5 @@ def team_info(session: Session, name: str) -> KeyInfo | None:
         requests_per_minute=team.requests_per_minute,
         tokens_per_minute=team.tokens_per_minute,
         retention_days=retention_class(team.retention_days),
+        models=model_access(team, None),
     )

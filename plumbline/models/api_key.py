@@ -8,6 +8,7 @@ from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
+from plumbline.db.types import JsonDocument
 
 
 class ApiKey(Base):
@@ -30,3 +31,5 @@ class ApiKey(Base):
     # Per-key limits, applied on top of the team's (NULL: only the team's limits apply).
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Narrows the team's model list further: a call needs both (NULL: the team's list alone).
+    allowed_models: Mapped[list[str] | None] = mapped_column(JsonDocument, nullable=True)
