@@ -78,7 +78,10 @@ class ModelWorld:
 
 
 def _models(base: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{**base, "name": name, "upstream_model": "tiny"} for name in MODELS]
+    # Backends keep responses, so a stored response's model is checked when it is read back.
+    return [
+        {**base, "name": name, "upstream_model": "tiny", "responses_store": True} for name in MODELS
+    ]
 
 
 def _set_up(admin: httpx.Client) -> dict[str, str]:
@@ -102,7 +105,9 @@ def model_world() -> Iterator[ModelWorld]:
     """Simulator, Postgres, a gateway on a Redis channel; the teams and keys above."""
     env = channel_env(REDIS, f"plumbline-test-models-{uuid.uuid4().hex[:8]}:")
     with ExitStack() as exits:
-        simulator = exits.enter_context(SimulatorProcess(simulator_config(scenarios=[INDEMNITY])))
+        simulator = exits.enter_context(
+            SimulatorProcess(simulator_config(scenarios=[INDEMNITY], enable_responses_store=True))
+        )
         url = exits.enter_context(postgres_database("plumbline_models"))
         admin = issue_key(url, "platform", admin=True)
         config = gateway_config(simulator.base_url, limits={"key_cache_ttl_s": 600})

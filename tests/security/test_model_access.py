@@ -148,3 +148,30 @@ def test_a_key_list_changed_through_the_api_applies_at_once(world: ModelWorld) -
         assert world.chat("gamma_live", "gamma-secret-1").status_code == 200
         audit = admin.get("/api/admin/audit", params={"action": "key.limits"}).json()["data"]
     assert audit[0]["details"] == {"allowed_models": ["gamma-*"]}
+
+
+def test_a_stored_response_of_a_model_the_key_lost_reads_as_unknown(world: ModelWorld) -> None:
+    with world.api() as admin:
+        created = admin.post("/api/admin/keys", json={"team": "gamma"}).json()
+    world.keys["gamma_store"] = created["key"]
+    client = world.openai("gamma_store")
+    response = client.responses.create(model="llama-8b", input="Hello", max_output_tokens=4)
+    assert client.responses.retrieve(response.id).id == response.id
+    with world.api() as admin:
+        narrowed = {"allowed_models": ["qwen-*"]}
+        assert admin.patch(f"/api/admin/keys/{created['prefix']}", json=narrowed).is_success
+    with world.api("gamma_store") as api:
+        lost = api.get(f"/v1/responses/{response.id}")
+        unknown = api.get("/v1/responses/resp_0123456789abcdef")
+        cancel = api.post(f"/v1/responses/{response.id}/cancel")
+    assert lost.status_code == unknown.status_code == cancel.status_code == 404
+    assert lost.json() == {
+        "error": {
+            "message": f"Response with id '{response.id}' not found.",
+            "type": "invalid_request_error",
+            "param": "response_id",
+            "code": 404,
+        }
+    }
+    assert unknown.json()["error"]["message"].endswith("not found.")
+    assert lost.headers["x-plumbline-call-id"]
