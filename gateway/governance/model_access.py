@@ -80,10 +80,8 @@ class ModelAccess:
         return found
 
     def permits(self, name: str, configured: tuple[str, ...]) -> bool:
-        """Whether a call may name this model (it must also be configured)."""
-        if not self.restricted:
-            return name in configured
-        return name in self.allowed(configured)
+        """Whether the lists let a call name this model (whether it exists is the caller's)."""
+        return not self.restricted or name in self.allowed(configured)
 
     def visible(self, configured: tuple[str, ...]) -> list[str]:
         """The configured models this key may call, in configuration order."""

@@ -15,12 +15,13 @@ from gateway.governance.model_access import (
 CONFIGURED = ("llama-8b", "llama-8b-instruct", "llama-70b", "qwen-7b", "org/mistral-7b")
 
 
-def test_no_list_allows_every_configured_model_and_nothing_else() -> None:
+def test_no_list_allows_every_configured_model() -> None:
     access = ModelAccess()
     assert not access.restricted
     assert access.visible(CONFIGURED) == list(CONFIGURED)
     assert access.permits("qwen-7b", CONFIGURED)
-    assert not access.permits("gpt-4", CONFIGURED)
+    # A restricted key is never allowed a model that is not configured, pattern or not.
+    assert not ModelAccess(team=("*",)).permits("gpt-4", CONFIGURED)
 
 
 def test_team_and_key_lists_intersect() -> None:
