@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -322,6 +323,11 @@ class GatewayConfig(_Strict):
         if duplicates:
             raise ValueError(f"model names must be unique; repeated: {', '.join(duplicates)}")
         return self
+
+    @cached_property
+    def model_names(self) -> tuple[str, ...]:
+        """The names clients use, in order: one tuple, so model access memoises against it."""
+        return tuple(m.name for m in self.models)
 
     def model(self, name: str) -> ModelConfig | None:
         """The config of a model by the name clients use."""

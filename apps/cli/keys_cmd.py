@@ -1,13 +1,14 @@
-"""`plumbline keys`: create, list, rotate and revoke API keys, and set their rate limits."""
+"""`plumbline keys`: create, list, rotate and revoke API keys, set their limits and models."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from apps.cli.admin_context import admin_transaction, cli_actor, fail
+from apps.cli.model_options import AllModelsOption, ModelsOption, model_values, shown
 
 keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys (only hashes are stored).")
 RpmOption = Annotated[
@@ -37,8 +38,9 @@ def create(
         typer.Option(help="When it stops working: 2027-03-31 (through that day, UTC) or 90d"),
     ] = None,
     note: Annotated[str | None, typer.Option(help="Who holds the key and what for")] = None,
+    models: ModelsOption = None,
 ) -> None:
-    """Create a key and print it once."""
+    """Create a key and print it once; with --models it may call only those of its team's."""
     from datetime import UTC
 
     from gateway.auth.key_terms import key_terms
@@ -54,6 +56,7 @@ def create(
             name=name,
             requests_per_minute=rpm,
             tokens_per_minute=tpm,
+            allowed_models=model_values(models, False).get("allowed_models"),
             actor=cli_actor(),
             terms=terms,
         )
@@ -84,7 +87,10 @@ def list_keys(
         for key, owner in team_repo.list_keys(session, row.id if row else None):
             out = key_out(key, owner, now)
             role = "admin" if out.admin else "team"
-            limits = f"rpm={out.requests_per_minute or '-'} tpm={out.tokens_per_minute or '-'}"
+            limits = (
+                f"rpm={out.requests_per_minute or '-'} tpm={out.tokens_per_minute or '-'} "
+                f"models={shown(out.allowed_models, 'team')}"
+            )
             typer.echo(
                 f"{out.prefix}  {out.team:20}  {role:5}  {out.state:8}  {limits}  {out.name}  "
                 f"scopes={','.join(out.scopes)}  expires={_when(out.expires_at, 'never')}  "
@@ -143,11 +149,13 @@ def limits(
     rpm: RpmOption = None,
     tpm: TpmOption = None,
     clear: Annotated[bool, typer.Option("--clear", help="Clear both (team limits apply)")] = False,
+    models: ModelsOption = None,
+    all_models: AllModelsOption = False,
 ) -> None:
-    """Set the given limits of a key (the others stay); the team's limits apply as well."""
+    """Set the given limits or models of a key (others stay); the team's apply as well."""
     from gateway.auth.service import set_key_limits
 
-    values: dict[str, int | None] = {}
+    values: dict[str, Any] = model_values(models, all_models)
     if clear:
         values.update(requests_per_minute=None, tokens_per_minute=None)
     if rpm is not None:
@@ -156,8 +164,8 @@ def limits(
         values["tokens_per_minute"] = tpm
     with admin_transaction() as (_, session):
         key = set_key_limits(session, prefix, values, actor=cli_actor())
-        rpm, tpm = key.requests_per_minute, key.tokens_per_minute
-    typer.echo(f"{prefix}: rpm={rpm or '-'} tpm={tpm or '-'}")
+        rpm, tpm, allowed = key.requests_per_minute, key.tokens_per_minute, key.allowed_models
+    typer.echo(f"{prefix}: rpm={rpm or '-'} tpm={tpm or '-'} models={shown(allowed, 'team')}")
 
 
 def register(app: typer.Typer) -> None:

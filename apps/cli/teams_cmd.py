@@ -1,4 +1,4 @@
-"""`plumbline teams`: list teams and set their rate limits, body storage and retention."""
+"""`plumbline teams`: list teams and set their rate limits, body storage, retention and models."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from typing import Annotated, Any
 import typer
 
 from apps.cli.admin_context import admin_transaction, cli_actor
+from apps.cli.model_options import AllModelsOption, ModelsOption, model_values, shown
 
-teams_app = typer.Typer(no_args_is_help=True, help="Team policies: limits, bodies, retention.")
+teams_app = typer.Typer(
+    no_args_is_help=True, help="Team policies: limits, bodies, retention, models."
+)
 
 
 @teams_app.command("list")
@@ -22,7 +25,7 @@ def list_teams() -> None:
             typer.echo(
                 f"{team.name:20}  rpm={team.requests_per_minute or '-'}  "
                 f"tpm={team.tokens_per_minute or '-'}  bodies={bodies}  "
-                f"retention={team.retention_days or 'keep'}"
+                f"retention={team.retention_days or 'keep'}  models={shown(team.allowed_models)}"
             )
 
 
@@ -38,6 +41,8 @@ def set_policy(
     retention_days: Annotated[
         int | None, typer.Option(help="Days calls are kept: 1, 7, 14, 30, 60, 90, 180, 365, 730, 0")
     ] = None,
+    models: ModelsOption = None,
+    all_models: AllModelsOption = False,
     create: Annotated[bool, typer.Option(help="Create the team if it does not exist")] = False,
 ) -> None:
     """Change the given policies of a team (the others keep their values); audited."""
@@ -54,6 +59,7 @@ def set_policy(
         values["store_bodies"] = store_bodies
     if retention_days is not None:
         values["retention_days"] = retention_days
+    values.update(model_values(models, all_models))
     with admin_transaction() as (_, session):
         team = set_team_policy(session, name, values, create=create, actor=cli_actor())
         summary = ", ".join(f"{k}={getattr(team, k)}" for k in values) or "nothing changed"

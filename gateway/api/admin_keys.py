@@ -1,4 +1,4 @@
-"""Routes: create, list, rotate, revoke keys and set their limits (admin keys only).
+"""Routes: create, list, rotate, revoke keys and set their limits and models (admin keys only).
 
 Each change commits in its own transaction and then clears this gateway's key cache, so a
 revoked key stops working here at once; other processes and replicas within about a second
@@ -55,6 +55,7 @@ def key_out(key: ApiKey, team: Team, now: datetime) -> KeyOut:
         expires_at=as_utc(key.expires_at) if key.expires_at else None,
         last_used_at=as_utc(key.last_used_at) if key.last_used_at else None,
         note=key.note,
+        allowed_models=key.allowed_models,
     )
 
 
@@ -91,6 +92,7 @@ def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyO
             name=body.name,
             requests_per_minute=body.requests_per_minute,
             tokens_per_minute=body.tokens_per_minute,
+            allowed_models=body.allowed_models,
             actor=caller.actor,
             terms=terms,
         )
@@ -145,7 +147,7 @@ def revoke_key(prefix: PrefixPath, caller: AdminDep, state: StateDep) -> KeyOut:
 def set_key_limits(
     prefix: PrefixPath, body: KeyLimits, caller: AdminDep, state: StateDep
 ) -> KeyOut:
-    """Set the limits sent (null clears one: only the team's applies); the others stay."""
+    """Set the limits or model list sent (null clears one: the team's applies); others stay."""
     values = body.model_dump(include=body.model_fields_set)
     with state.sessions() as session, session.begin():
         key = service.set_key_limits(session, prefix, values, actor=caller.actor)

@@ -9,11 +9,17 @@ from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.auth.service import MAX_GRACE_S
+from gateway.governance.model_access import MAX_PATTERN_CHARS, MAX_PATTERNS
 
 Limit = Annotated[int | None, Field(ge=1, le=1_000_000_000)]
 PrefixPath = Annotated[str, Path(min_length=10, max_length=10, pattern="^[0-9a-f]+$")]
 TeamName = Annotated[str, Field(min_length=1, max_length=128)]
 TeamPath = Annotated[str, Path(min_length=1, max_length=128)]
+# Model names or fnmatch patterns (null: every configured model); contents checked by the service.
+ModelList = Annotated[
+    list[Annotated[str, Field(max_length=MAX_PATTERN_CHARS)]] | None,
+    Field(max_length=MAX_PATTERNS),
+]
 
 
 class _In(BaseModel):
@@ -34,13 +40,15 @@ class KeyCreate(_In):
     scopes: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=8)] | None = None
     expires: Annotated[str, Field(max_length=64)] | None = None
     note: Annotated[str, Field(max_length=2000)] | None = None
+    allowed_models: ModelList = None
 
 
 class KeyLimits(_In):
-    """A key's own limits: fields sent change, null clears one (the team's still applies)."""
+    """A key's own limits and models: fields sent change, null clears one (the team's applies)."""
 
     requests_per_minute: Limit = None
     tokens_per_minute: Limit = None
+    allowed_models: ModelList = None
 
 
 class RotateIn(_In):
@@ -65,6 +73,7 @@ class KeyOut(BaseModel):
     expires_at: datetime | None
     last_used_at: datetime | None
     note: str | None
+    allowed_models: list[str] | None = None
 
 
 class KeyList(BaseModel):
@@ -102,6 +111,7 @@ class TeamPolicy(_In):
     tokens_per_minute: Limit = None
     store_bodies: bool | None = None
     retention_days: Annotated[int | None, Field(ge=0, le=730)] = None
+    allowed_models: ModelList = None
 
 
 class TeamOut(BaseModel):
@@ -115,6 +125,7 @@ class TeamOut(BaseModel):
     retention_days: int | None
     requests_per_minute: int | None
     tokens_per_minute: int | None
+    allowed_models: list[str] | None = None
 
 
 class TeamList(BaseModel):

@@ -45,9 +45,12 @@ def metrics(state: StateDep) -> Response:
 
 @router.get("/v1/models", tags=["openai"])
 def models(state: StateDep, caller: InferenceCallerDep) -> dict[str, Any]:
-    """The configured models, with what their backends report (such as max_model_len)."""
+    """The models the caller may call, with what their backends report (such as max_model_len)."""
     data = []
+    allowed = set(caller.models.visible(state.config.model_names))
     for model in state.config.models:
+        if model.name not in allowed:
+            continue  # another team's model: not even its name is shown
         entry: dict[str, Any] = {
             "id": model.name,
             "object": "model",

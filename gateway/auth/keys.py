@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from gateway.auth.scopes import LEGACY_SCOPES
+from gateway.governance.model_access import ModelAccess
 
 KEY_PREFIX = "pl-"
 PREFIX_LENGTH = 10
@@ -46,6 +47,8 @@ class KeyInfo:
     # expired key is refused at resolve time, also from the key cache.
     scopes: frozenset[str] = LEGACY_SCOPES
     expires_at: datetime | None = None
+    # Model access: the team's and the key's model lists (admin keys get none: every model).
+    models: ModelAccess = field(default_factory=ModelAccess)
 
     @property
     def actor(self) -> str:

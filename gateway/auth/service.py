@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -20,6 +21,8 @@ from gateway.auth.keys import (
 )
 from gateway.auth.scopes import parse_scopes
 from gateway.errors import GatewayError
+from gateway.governance.model_access import ModelAccess
+from gateway.governance.model_lists import model_access, model_list
 from gateway.retention.classes import retention_class
 from plumbline.models import ApiKey, Team
 from plumbline.repositories import teams as team_repo
@@ -67,6 +70,7 @@ def create_key(
     name: str = "default",
     requests_per_minute: int | None = None,
     tokens_per_minute: int | None = None,
+    allowed_models: list[str] | None = None,
     actor: str = "cli",
     terms: KeyTerms | None = None,
 ) -> IssuedKey:
@@ -78,6 +82,7 @@ def create_key(
     terms = terms or KeyTerms()
     _check_limit(requests_per_minute, "requests_per_minute")
     _check_limit(tokens_per_minute, "tokens_per_minute")
+    allowed_models = model_list(allowed_models, admin=admin)
     team = team_repo.team_by_name(session, team_name)
     if team is None:
         team = team_repo.add_team(session, team_name)
@@ -97,15 +102,12 @@ def create_key(
         scopes=terms.scopes,
         expires_at=terms.expires_at,
         note=terms.note,
+        allowed_models=allowed_models,
     )
-    record_action(
-        session,
-        actor,
-        "key.create",
-        team_id=team.id,
-        target=new.prefix,
-        details={"admin": admin, "name": name, **terms.audited()},
-    )
+    details: dict[str, object] = {"admin": admin, "name": name, **terms.audited()}
+    if allowed_models is not None:
+        details["allowed_models"] = allowed_models
+    record_action(session, actor, "key.create", team_id=team.id, target=new.prefix, details=details)
     return IssuedKey(new.plaintext, new.prefix, team.name, admin, name, terms)
 
 
@@ -146,6 +148,8 @@ def rotate_key(
         scopes=old.scopes,
         expires_at=old.expires_at,
         note=old.note,
+        # The new key may call what the old one could: a rotation never widens access.
+        allowed_models=old.allowed_models,
     )
     ends = now + timedelta(seconds=grace_s)
     if old.revoked_at is not None and as_utc(old.revoked_at) < ends:
@@ -177,15 +181,19 @@ def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
 
 
 def set_key_limits(
-    session: Session, prefix: str, values: dict[str, int | None], *, actor: str = "cli"
+    session: Session, prefix: str, values: dict[str, Any], *, actor: str = "cli"
 ) -> ApiKey:
-    """Set (or clear, with None) the given limits of a key; the others stay. Audited."""
-    unknown = set(values) - {"requests_per_minute", "tokens_per_minute"}
+    """Set (or clear, with None) the given limits or model list of a key; the others stay.
+    Audited."""
+    unknown = set(values) - {"requests_per_minute", "tokens_per_minute", "allowed_models"}
     if unknown:
         raise GatewayError(400, f"Unknown key settings: {', '.join(sorted(unknown))}.")
     for name, value in values.items():
-        _check_limit(value, name)
+        if name != "allowed_models":
+            _check_limit(value, name)
     key, team = _usable_key(session, prefix, datetime.now(UTC))
+    if "allowed_models" in values:
+        values["allowed_models"] = model_list(values["allowed_models"], admin=key.is_admin)
     for name, value in values.items():
         setattr(key, name, value)
     session.flush()
@@ -211,6 +219,8 @@ def _grants(key: ApiKey, team: Team) -> KeyInfo:
         revokes_at=revokes_at,
         scopes=parse_scopes(key.scopes),
         expires_at=as_utc(key.expires_at) if key.expires_at is not None else None,
+        # Admin keys (eval workers, the resampler) call every model; acting for a team, its list.
+        models=ModelAccess() if key.is_admin else model_access(team, key),
     )
 
 
@@ -244,4 +254,5 @@ def team_info(session: Session, name: str) -> KeyInfo | None:
         requests_per_minute=team.requests_per_minute,
         tokens_per_minute=team.tokens_per_minute,
         retention_days=retention_class(team.retention_days),
+        models=model_access(team, None),
     )

@@ -192,7 +192,7 @@ class ProxyCall:
         self.params = sampling_params(payload)
         fields = self.kind.read_fields(payload)
         self.params = with_fields(self.params, fields)
-        model = self._model(payload)
+        model = self._model(payload, key)
         self.kind.admit(payload, fields, model, limits)
         assert self.presented is not None
         reserve = reserved_tokens(fields, limits.rate_limits.assumed_max_tokens)
@@ -302,6 +302,7 @@ class ProxyCall:
             store_bodies=acting.store_bodies,
             retention_days=acting.retention_days,
             prefix=info.prefix,
+            models=acting.models,  # the acting team's model list, not the admin key's
         )
 
     @staticmethod
@@ -324,13 +325,16 @@ class ProxyCall:
                 400, "Request body nests too deeply (at most 254 levels).", "body"
             ) from None
 
-    def _model(self, payload: dict[str, Any]) -> ModelConfig:
+    def _model(self, payload: dict[str, Any], key: KeyInfo) -> ModelConfig:
         name = payload.get("model")
         if not isinstance(name, str) or not name:
             raise GatewayError(400, "You must provide a model name in the `model` field.", "model")
-        model = self.state.config.model(name)
-        if model is None:
-            valid = ", ".join(m.name for m in self.state.config.models)
+        config = self.state.config
+        model = config.model(name)
+        if model is None or not key.models.permits(name, config.model_names):
+            # A model the key may not call reads as one that does not exist, and the list
+            # names only the key's own: nothing tells of other teams' models.
+            valid = ", ".join(key.models.visible(config.model_names)) or "none for this key"
             raise GatewayError(
                 404, f"The model `{name[:200]}` does not exist. Valid models: {valid}.", "model"
             )

@@ -8,6 +8,7 @@ from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
+from plumbline.db.types import JsonDocument
 
 
 class ApiKey(Base):
@@ -39,3 +40,5 @@ class ApiKey(Base):
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # The owner's note: who holds the key and what for.
     note: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    # Narrows the team's model list further: a call needs both (NULL: the team's list alone).
+    allowed_models: Mapped[list[str] | None] = mapped_column(JsonDocument, nullable=True)

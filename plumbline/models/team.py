@@ -8,6 +8,7 @@ from sqlalchemy import Boolean, DateTime, Integer, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
+from plumbline.db.types import JsonDocument
 
 
 class Team(Base):
@@ -21,6 +22,8 @@ class Team(Base):
     retention_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Model names or fnmatch patterns its keys may call (NULL: every configured model).
+    allowed_models: Mapped[list[str] | None] = mapped_column(JsonDocument, nullable=True)
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.current_timestamp()
     )

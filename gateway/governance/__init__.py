@@ -1,0 +1,1 @@
+"""Governance: what a key may use beyond authentication (models, and more policies to come)."""
