@@ -175,6 +175,23 @@ def test_the_gateway_sets_priority_by_source_over_the_clients(
     assert simulator.timeline(plain.id)["priority"] == 3
 
 
+@pytest.mark.parametrize("sent", ["7", 7.0, True, 2**62])
+def test_whatever_priority_a_client_sends_the_gateway_sets_its_own(
+    clients: dict[str, openai.OpenAI], simulator: SimulatorProcess, sent: object
+) -> None:
+    answer = _chat(clients["team-b"], priority=sent)
+    assert simulator.timeline(answer.id)["priority"] == PRIORITIES["product"]
+
+
+@pytest.mark.parametrize("sent", ["-5", -(2**63), 2**70, None, [1], {"p": 1}])
+def test_a_priority_vllm_would_refuse_or_a_jump_is_still_a_400(
+    clients: dict[str, openai.OpenAI], sent: object
+) -> None:
+    with pytest.raises(openai.BadRequestError) as raised:
+        _chat(clients["team-a"], priority=sent)
+    assert "priority" in raised.value.message
+
+
 def test_a_team_key_still_cannot_send_a_negative_priority(
     clients: dict[str, openai.OpenAI],
 ) -> None:
@@ -204,6 +221,13 @@ def test_overload_sheds_background_first_then_the_team_over_its_share(
             _engine_holds(simulator, gateway, waiting=4)
             # Saturated: team-a (5 of 6 with this call, share 3) is shed; team-b never.
             shed["over_fair_share"] = _shed(team_a)
+            # A stream is shed before it starts: a JSON 503, not an event in a stream.
+            with pytest.raises(openai.APIStatusError) as streamed:
+                platform.chat.completions.create(
+                    model="tiny", messages=HELLO, stream=True, extra_headers=_labels("eval")
+                )
+            assert streamed.value.status_code == 503
+            assert streamed.value.response.headers["content-type"] == "application/json"
             within = _hold(team_b, held)
             simulator.set_timing(FAST)
             priorities = {
@@ -221,6 +245,8 @@ def test_overload_sheds_background_first_then_the_team_over_its_share(
         call = calls.wait(error.response.headers["x-plumbline-call-id"])
         assert (call.status_code, call.shed_reason) == (503, reason)
         assert call.error_type == "ServiceUnavailableError"
-        assert _metric(gateway, "plumbline_shed_total", f'reason="{reason}"') == 1
+    expected = {"eval": 2, "live_sample": 1, "over_fair_share": 1}
+    for reason, count in expected.items():
+        assert _metric(gateway, "plumbline_shed_total", f'reason="{reason}"') == count
     assert "team `team-a` is above its fair share" in shed["over_fair_share"].message
     assert "overloaded" in shed["eval"].message
