@@ -29,11 +29,9 @@ class TeamLoad:
     def __init__(self) -> None:
         # team id -> [calls in flight, weight]; a team leaves once it has none.
         self._teams: dict[int | None, list[float]] = {}
-
-    @property
-    def total(self) -> int:
-        """Product calls of the model in flight here."""
-        return int(sum(entry[0] for entry in self._teams.values()))
+        # Kept as calls come and go, so a check costs the same however many teams are active.
+        self.total = 0
+        self._weights = 0.0
 
     def check(self, team: int | None, weight: float) -> ShareCheck:
         """The team's share if its call were admitted now (the asking team counts as active).
@@ -44,14 +42,17 @@ class TeamLoad:
         entry = self._teams.get(team)
         mine = (entry[0] if entry else 0) + 1
         total = self.total + 1
-        weights = sum(w for t, (_, w) in self._teams.items() if t != team) + weight
+        weights = self._weights - (entry[1] if entry else 0.0) + weight
         return ShareCheck(int(mine), total, total * weight / weights)
 
     def enter(self, team: int | None, weight: float) -> None:
         """A call of `team` was admitted."""
-        entry = self._teams.setdefault(team, [0, weight])
+        entry = self._teams.get(team)
+        if entry is None:
+            entry = self._teams[team] = [0, weight]
+            self._weights += weight
         entry[0] += 1
-        entry[1] = weight
+        self.total += 1
 
     def leave(self, team: int | None) -> None:
         """A call of `team` ended."""
@@ -59,5 +60,8 @@ class TeamLoad:
         if entry is None:
             return
         entry[0] -= 1
+        self.total -= 1
         if entry[0] <= 0:
             del self._teams[team]
+            # Reset when idle, so float rounding cannot build up over the process's life.
+            self._weights = self._weights - entry[1] if self._teams else 0.0

@@ -131,10 +131,9 @@ class LoadShedder:
         config = model.shedding
         if config is None:
             return Admission(model, source)
-        pressure = self.pressure(model)
         reason = BACKGROUND.get(source)
         if reason is not None:
-            if pressure < config.background_at:
+            if self.pressure(model) < config.background_at:
                 return Admission(model, source)
             text = (
                 f"The model `{model.name}` is overloaded: {_BACKGROUND_NAMES[reason]} calls are "
@@ -142,11 +141,14 @@ class LoadShedder:
                 f"{config.retry_after_s} s."
             )
             return self._shed(model, source, reason, text)
-        load = self._loads.setdefault(model.name, TeamLoad())
+        load = self._loads.get(model.name)
+        if load is None:
+            load = self._loads[model.name] = TeamLoad()
         weight = config.team_weights.get(team_name or "", 1.0)
         share = load.check(team_id, weight)
         admission = Admission(model, source, team_id, load, weight, share.over)
-        if share.over and pressure >= 1.0:
+        # Most calls are within their share: the backends' pressure is read only for the rest.
+        if share.over and self.pressure(model) >= 1.0:
             text = _over_share_text(model.name, team_name, share, config)
             return self._shed(model, source, OVER_FAIR_SHARE, text)
         return admission
