@@ -130,7 +130,7 @@ def _hold(client: openai.OpenAI, held: ExitStack) -> Stream[ChatCompletionChunk]
     stream = client.chat.completions.create(
         model="tiny",
         messages=HELLO,  # type: ignore[arg-type]
-        max_tokens=50,
+        max_tokens=1000,  # 400 s at the slow decode: held for the whole test
         stream=True,
         extra_body={"ignore_eos": True, "priority": 3},
     )
