@@ -63,7 +63,6 @@ def _prepare(
     )
     settings = sampling_settings(body, max_tokens, top_logprobs)
     rid = response_id("chatcmpl", request.headers, body)
-    state.stats.record_priority(rid, body.priority)
     options = response_options(state, body, rid, top_logprobs, received)
     options.prompt_logprobs = prompt_top
     role = "assistant" if body.add_generation_prompt else body.messages[-1].role

@@ -96,7 +96,6 @@ def prepare_completion(
     )
     settings = sampling_settings(body, max_tokens, logprobs)
     rid = response_id(id_prefix, request.headers, body)
-    state.stats.record_priority(rid, body.priority)
     options = response_options(state, body, rid, logprobs, received)
     options.echo = bool(body.echo)
     options.prompt_logprobs = prompt_top

@@ -125,13 +125,16 @@ def _metric(gateway: GatewayProcess, name: str, labels: str) -> float:
     return sample_sum(httpx.get(f"{gateway.url}/metrics").text, name, labels)
 
 
-def _hold(client: openai.OpenAI, held: ExitStack) -> Stream[ChatCompletionChunk]:
+def _hold(
+    client: openai.OpenAI, held: ExitStack, headers: dict[str, str] | None = None
+) -> Stream[ChatCompletionChunk]:
     """A stream the slow simulator runs or queues until the test lets it go."""
     stream = client.chat.completions.create(
         model="tiny",
         messages=HELLO,  # type: ignore[arg-type]
         max_tokens=1000,  # 400 s at the slow decode: held for the whole test
         stream=True,
+        extra_headers=headers or {},
         extra_body={"ignore_eos": True, "priority": 3},
     )
     return held.enter_context(stream)
@@ -198,6 +201,29 @@ def test_a_team_key_still_cannot_send_a_negative_priority(
     with pytest.raises(openai.BadRequestError) as raised:
         _chat(clients["team-a"], priority=-1)
     assert "priority" in raised.value.message
+
+
+def test_product_calls_run_before_queued_eval_calls_under_priority_scheduling(
+    clients: dict[str, openai.OpenAI], simulator: SimulatorProcess, gateway: GatewayProcess
+) -> None:
+    simulator.set_timing({**SLOW, "scheduling_policy": "priority"})
+    try:
+        with ExitStack() as held:
+            running = _hold(clients["team-a"], held)
+            _engine_holds(simulator, gateway, waiting=0)
+            # Queued first, but the gateway gave it eval's priority (the client asked for 3).
+            queued_eval = _hold(clients["platform"], held, _labels("eval"))
+            product = _hold(clients["team-b"], held)
+            wait_until(
+                lambda: simulator.stats()["engine"]["waiting"] == 2, timeout=20, what="2 queued"
+            )
+            running.close()
+            # The product call runs next: its first token comes while the eval call waits.
+            assert _first_id(product)
+            assert simulator.stats()["engine"]["waiting"] == 1
+            queued_eval.close()
+    finally:
+        simulator.set_timing(FAST)
 
 
 def test_overload_sheds_background_first_then_the_team_over_its_share(
