@@ -9,7 +9,9 @@ import openai
 import pytest
 from openai import Stream
 from openai.types.chat import ChatCompletionChunk
+from pydantic import ValidationError
 
+from simulator.config import SimulatorConfig
 from simulator.process import SimulatorProcess
 from tests.support.waiting import wait_until
 
@@ -59,3 +61,10 @@ def test_the_next_request_to_run_follows_the_policy(
         )
         other = "early" if first == "urgent" else "urgent"
         assert not _written(sim, f"{other}-{policy}")
+
+
+def test_the_policy_is_vllms_flag_and_nothing_else() -> None:
+    with pytest.raises(ValidationError):
+        SimulatorConfig.load(None, {"timing.scheduling_policy": "lifo"})
+    with SimulatorProcess(extra_args=["--scheduling-policy", "priority"]) as flagged:
+        assert flagged.client.get("/_sim/timing").json()["scheduling_policy"] == "priority"
