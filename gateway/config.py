@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from gateway.rate_limit_config import RateLimitConfig
 from gateway.retention.classes import check_retention_days
 from gateway.routing_config import PrefixAffinityConfig, RoutingPolicy
+from gateway.shedding_config import PriorityConfig, SheddingConfig
 from gateway.url_credentials import refuse_userinfo
 from plumbline.answers.specs import AnswerSpec
 
@@ -92,9 +93,12 @@ class ModelConfig(_Strict):
     memory_bandwidth: float | None = Field(default=None, description="Bytes per second of HBM")
     logprobs: LogprobCapture = Field(default_factory=LogprobCapture)
     max_concurrency: int | None = Field(default=None, ge=1)
-    # The backends run vLLM with --scheduling-policy priority: resample calls may then carry
-    # a low `priority` (vLLM refuses the field otherwise).
+    # The backends run vLLM with --scheduling-policy priority: the gateway then sets each
+    # call's `priority` by its source (`priorities`), whatever the client sent.
     priority_scheduling: bool = False
+    priorities: PriorityConfig = Field(default_factory=PriorityConfig)
+    # Shed calls when the backends are saturated (docs/reliability.md); None: never.
+    shedding: SheddingConfig | None = None
     # Hosts whose http(s) media URLs clients may send (exact names, as vLLM compares them);
     # start the backends with the same --allowed-media-domains. Others must be `data:` URLs.
     allowed_media_domains: tuple[str, ...] = ()
@@ -130,6 +134,8 @@ class ModelConfig(_Strict):
             raise ValueError(f"model {self.name!r}: a litellm model needs litellm_model")
         if self.provider not in ("vllm", "litellm"):
             raise ValueError(f"model {self.name!r}: provider must be 'vllm' or 'litellm'")
+        if self.shedding is not None and self.provider != "vllm":
+            raise ValueError(f"model {self.name!r}: shedding reads vLLM backends' load; vllm only")
         return self
 
     @property

@@ -18,6 +18,8 @@ from gateway.auth.key_cache import KeyCache
 from gateway.auth.last_use import LastUse
 from gateway.auth.last_use_flusher import LastUseFlusher
 from gateway.config import GatewayConfig
+from gateway.governance.shed_metrics import shedding_metrics
+from gateway.governance.shedding import LoadShedder
 from gateway.key_invalidation import start_key_invalidation, stop_key_invalidation
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import CallbackCollector, GatewayMetrics
@@ -242,12 +244,14 @@ async def build_state(
         sampler=sampler,
         limiter=_rate_limiter(settings, config),
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
+        shedder=LoadShedder(backends),
         tracing=_trace_sampler(config),
         prometheus_metrics=metric_export_settings(os.environ).prometheus,
         worker=slot,
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     metrics.add_collector(CallbackCollector(state.limiter.metric_families))
+    metrics.add_collector(CallbackCollector(lambda: shedding_metrics(state.shedder, config)))
     loop = asyncio.get_running_loop()
     metrics.add_collector(CallbackCollector(lambda: _loop_gauges(loop)))
     ProcessCollector(registry=metrics.registry)

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from gateway.auth.key_cache import KeyCache
 from gateway.auth.last_use_flusher import LastUseFlusher
 from gateway.config import GatewayConfig
+from gateway.governance.shedding import LoadShedder
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
 from gateway.proxy.rate_limits import RateLimiter
@@ -46,6 +47,7 @@ class GatewayState:
     sampler: LiveSampler
     limiter: RateLimiter
     response_owners: ResponseOwners
+    shedder: LoadShedder
     # The trace sampler the OTEL_* environment set at start-up; None: tracing is off.
     tracing: TraceSampler | None = None
     # False when OTEL_METRICS_EXPORTER does not list prometheus: /metrics then answers 404.

@@ -1,1 +1,1 @@
-"""Governance: what a key may use beyond authentication (models, and more policies to come)."""
+"""Governance of a shared gateway: model access, spend budgets, load shedding and vLLM priority."""

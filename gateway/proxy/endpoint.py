@@ -19,6 +19,7 @@ from gateway.auth.scopes import INFERENCE, check_scope
 from gateway.auth.traffic_labels import check_trace_link, check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
+from gateway.governance.shedding import Admission
 from gateway.ids import new_call_id, new_request_id
 from gateway.metering.metered import Failure
 from gateway.metering.record import CallRecord
@@ -112,6 +113,8 @@ class ProxyCall:
         self.grant: Grant | None = None
         # The request's upload, for kinds whose body is streamed upstream as it arrives.
         self.upload: RequestUpload | None = None
+        # The call's pass through load shedding, once its model is known.
+        self.admission: Admission | None = None
 
     def _fail(self, error: GatewayError) -> None:
         self.failure = Failure.of(error.status, error.error_type, error.message)
@@ -145,6 +148,8 @@ class ProxyCall:
         finally:
             record = self._record(perf_counter())
             self.state.sink.submit(record)
+            if self.admission is not None:
+                self.admission.leave()
             if self.grant is not None:
                 await self.state.limiter.settle(self.grant, tokens_used(record))
 
@@ -152,6 +157,7 @@ class ProxyCall:
         relay = self.relay
         delivery = Delivery(self.forwarder.backend, relay.response_body, relay.overhead_s)
         metered = relay.metered()
+        shed = self.admission.shed if self.admission is not None else None
         if self.upload is not None:
             metered = self.upload.completed(metered)
         return assemble_record(
@@ -162,7 +168,7 @@ class ProxyCall:
             self.kept,
             metered,
             delivery,
-            Outcome(t_done, self.failure, self.cancelled),
+            Outcome(t_done, self.failure, self.cancelled, shed),
         )
 
     async def _cut_by_server(self) -> None:
@@ -194,6 +200,11 @@ class ProxyCall:
         self.params = with_fields(self.params, fields)
         model = self._model(payload, key)
         self.kind.admit(payload, fields, model, limits)
+        attribution = self.attribution
+        admission = self.admission = self.state.shedder.admit(
+            model, attribution.source, attribution.team_id, attribution.team_name
+        )
+        admission.enter()  # a 503 if the saturated model sheds this call
         assert self.presented is not None
         reserve = reserved_tokens(fields, limits.rate_limits.assumed_max_tokens)
         self.grant = await self.state.limiter.admit(self.presented, reserve)
@@ -208,6 +219,8 @@ class ProxyCall:
             salted=salted,
         )
         self.kind.confine(payload)
+        # The gateway, not the client, sets vLLM's `priority` on priority-scheduled models.
+        prioritised = self.kind.takes_priority and upload is None and admission.prioritise(payload)
         sampler = self.state.sampler
         order = (
             self.kind.live_sampled
@@ -232,7 +245,8 @@ class ProxyCall:
             upstream_body = self._encode(payload)
         else:
             # A vLLM request always changed: it carries the team's cache salt.
-            upstream_body = self._encode(payload) if plan.changed or salted else body
+            changed = plan.changed or salted or prioritised
+            upstream_body = self._encode(payload) if changed else body
         if upload is not None:
             upstream_body = upload.upstream(payload, model)
         prefix = self._prefix(payload, model)
