@@ -16,6 +16,8 @@ from sqlalchemy import Engine, inspect
 from gateway.auth import service as auth_service
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
+from gateway.governance.budgets.metrics import budget_metric_families
+from gateway.governance.budgets.setup import budget_guard
 from gateway.key_invalidation import start_key_invalidation, stop_key_invalidation
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import CallbackCollector, GatewayMetrics
@@ -237,6 +239,7 @@ async def build_state(
         metrics=metrics,
         sampler=sampler,
         limiter=_rate_limiter(settings, config),
+        budgets=budget_guard(settings, config, http),
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
         tracing=_trace_sampler(config),
         prometheus_metrics=metric_export_settings(os.environ).prometheus,
@@ -244,6 +247,7 @@ async def build_state(
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     metrics.add_collector(CallbackCollector(state.limiter.metric_families))
+    metrics.add_collector(CallbackCollector(lambda: budget_metric_families(state.budgets)))
     loop = asyncio.get_running_loop()
     metrics.add_collector(CallbackCollector(lambda: _loop_gauges(loop)))
     ProcessCollector(registry=metrics.registry)
@@ -267,5 +271,6 @@ async def close_state(state: GatewayState) -> None:
     await state.http.close()
     state.upstream.close()
     await state.limiter.aclose()
+    await state.budgets.aclose()
     state.sink.stop()
     state.engine.dispose()

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from gateway.auth.key_cache import KeyCache
 from gateway.config import GatewayConfig
+from gateway.governance.budgets.guard import BudgetGuard
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
 from gateway.proxy.rate_limits import RateLimiter
@@ -44,6 +45,8 @@ class GatewayState:
     metrics: GatewayMetrics
     sampler: LiveSampler
     limiter: RateLimiter
+    # Spend budgets of teams and keys (gateway.governance.budgets).
+    budgets: BudgetGuard
     response_owners: ResponseOwners
     # The trace sampler the OTEL_* environment set at start-up; None: tracing is off.
     tracing: TraceSampler | None = None

@@ -7,6 +7,10 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gateway.governance.budgets.limits import BudgetLimits
 
 KEY_PREFIX = "pl-"
 PREFIX_LENGTH = 10
@@ -40,6 +44,8 @@ class KeyInfo:
     prefix: str = ""
     # When a rotated key's grace period ends (None: the key has no end).
     revokes_at: datetime | None = None
+    # Spend budgets of the key and its team (gateway.governance.budgets); None: none set.
+    budget: BudgetLimits | None = None
 
     @property
     def actor(self) -> str:

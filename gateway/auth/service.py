@@ -18,6 +18,7 @@ from gateway.auth.keys import (
     verify_secret,
 )
 from gateway.errors import GatewayError
+from gateway.governance.budgets.limits import budget_limits
 from gateway.retention.classes import retention_class
 from plumbline.models import ApiKey, Team
 from plumbline.repositories import teams as team_repo
@@ -186,6 +187,13 @@ def _grants(key: ApiKey, team: Team) -> KeyInfo:
         retention_days=retention_class(team.retention_days),
         prefix=key.prefix,
         revokes_at=revokes_at,
+        budget=budget_limits(
+            key.budget_day,
+            key.budget_month,
+            team.budget_day,
+            team.budget_month,
+            team.budget_soft_fraction,
+        ),
     )
 
 

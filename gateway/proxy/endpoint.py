@@ -18,6 +18,7 @@ from gateway.auth.keys import KeyInfo
 from gateway.auth.traffic_labels import check_trace_link, check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
+from gateway.governance.budgets.lines import Hold
 from gateway.ids import new_call_id, new_request_id
 from gateway.metering.metered import Failure
 from gateway.metering.record import CallRecord
@@ -106,6 +107,7 @@ class ProxyCall:
         # verified, and what the call took from its buckets, once admitted.
         self.presented: KeyInfo | None = None
         self.grant: Grant | None = None
+        self.hold: Hold | None = None  # what it holds of its spend budgets, once admitted
         # The request's upload, for kinds whose body is streamed upstream as it arrives.
         self.upload: RequestUpload | None = None
 
@@ -143,6 +145,8 @@ class ProxyCall:
             self.state.sink.submit(record)
             if self.grant is not None:
                 await self.state.limiter.settle(self.grant, tokens_used(record))
+            if self.hold is not None:
+                await self.state.budgets.settle(self.hold, record)
 
     def _record(self, t_done: float) -> CallRecord:
         relay = self.relay
@@ -193,6 +197,7 @@ class ProxyCall:
         assert self.presented is not None
         reserve = reserved_tokens(fields, limits.rate_limits.assumed_max_tokens)
         self.grant = await self.state.limiter.admit(self.presented, reserve)
+        self.hold = await self.state.budgets.admit(self.presented, model, len(body), reserve)
         salted = model.provider == "vllm" and self.kind.salts_cache
         confine_tenant_fields(
             payload,

@@ -1,0 +1,1 @@
+"""Governance of spend and access: budgets per team and key."""
