@@ -46,6 +46,8 @@ def key_out(key: ApiKey, team: Team, now: datetime) -> KeyOut:
         revoked_at=key.revoked_at,
         requests_per_minute=key.requests_per_minute,
         tokens_per_minute=key.tokens_per_minute,
+        budget_day=float(key.budget_day) if key.budget_day is not None else None,
+        budget_month=float(key.budget_month) if key.budget_month is not None else None,
     )
 
 
@@ -80,6 +82,7 @@ def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyO
             name=body.name,
             requests_per_minute=body.requests_per_minute,
             tokens_per_minute=body.tokens_per_minute,
+            budgets=body.model_dump(include={"budget_day", "budget_month"}, exclude_none=True),
             actor=caller.actor,
         )
     return IssuedKeyOut(

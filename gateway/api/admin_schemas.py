@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.auth.service import MAX_GRACE_S
 
 Limit = Annotated[int | None, Field(ge=1, le=1_000_000_000)]
+# A spend budget in the price currency (checked exactly by gateway.governance.budgets.policy).
+Budget = Annotated[float | None, Field(ge=0, le=1e12)]
 PrefixPath = Annotated[str, Path(min_length=10, max_length=10, pattern="^[0-9a-f]+$")]
 TeamName = Annotated[str, Field(min_length=1, max_length=128)]
 TeamPath = Annotated[str, Path(min_length=1, max_length=128)]
@@ -30,6 +32,8 @@ class KeyCreate(_In):
     admin: bool = False
     requests_per_minute: Limit = None
     tokens_per_minute: Limit = None
+    budget_day: Budget = None
+    budget_month: Budget = None
 
 
 class KeyLimits(_In):
@@ -37,6 +41,8 @@ class KeyLimits(_In):
 
     requests_per_minute: Limit = None
     tokens_per_minute: Limit = None
+    budget_day: Budget = None
+    budget_month: Budget = None
 
 
 class RotateIn(_In):
@@ -57,6 +63,8 @@ class KeyOut(BaseModel):
     revoked_at: datetime | None
     requests_per_minute: int | None
     tokens_per_minute: int | None
+    budget_day: float | None = None
+    budget_month: float | None = None
 
 
 class KeyList(BaseModel):
@@ -92,6 +100,9 @@ class TeamPolicy(_In):
     tokens_per_minute: Limit = None
     store_bodies: bool | None = None
     retention_days: Annotated[int | None, Field(ge=0, le=730)] = None
+    budget_day: Budget = None
+    budget_month: Budget = None
+    budget_soft_fraction: Annotated[float | None, Field(gt=0, le=1)] = None
 
 
 class TeamOut(BaseModel):
@@ -105,6 +116,9 @@ class TeamOut(BaseModel):
     retention_days: int | None
     requests_per_minute: int | None
     tokens_per_minute: int | None
+    budget_day: float | None = None
+    budget_month: float | None = None
+    budget_soft_fraction: float | None = None
 
 
 class TeamList(BaseModel):

@@ -19,6 +19,7 @@ from gateway.auth.keys import (
 )
 from gateway.errors import GatewayError
 from gateway.governance.budgets.limits import budget_limits
+from gateway.governance.budgets.policy import BUDGET_FIELDS, audit_values, check_budgets
 from gateway.retention.classes import retention_class
 from plumbline.models import ApiKey, Team
 from plumbline.repositories import teams as team_repo
@@ -65,11 +66,16 @@ def create_key(
     name: str = "default",
     requests_per_minute: int | None = None,
     tokens_per_minute: int | None = None,
+    budgets: dict[str, object] | None = None,
     actor: str = "cli",
 ) -> IssuedKey:
     """Create a key for a team, creating the team if it is new; audited."""
     _check_limit(requests_per_minute, "requests_per_minute")
     _check_limit(tokens_per_minute, "tokens_per_minute")
+    budgets = dict(budgets or {})
+    if set(budgets) - set(BUDGET_FIELDS):
+        raise GatewayError(400, f"Key budgets are {', '.join(BUDGET_FIELDS)}.")
+    check_budgets(budgets)
     team = team_repo.team_by_name(session, team_name)
     if team is None:
         team = team_repo.add_team(session, team_name)
@@ -86,6 +92,7 @@ def create_key(
         is_admin=admin,
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
+        **budgets,
     )
     record_action(
         session,
@@ -93,7 +100,7 @@ def create_key(
         "key.create",
         team_id=team.id,
         target=new.prefix,
-        details={"admin": admin, "name": name},
+        details={"admin": admin, "name": name, **audit_values(budgets)},
     )
     return IssuedKey(new.plaintext, new.prefix, team.name, admin, name)
 
@@ -125,6 +132,8 @@ def rotate_key(
         is_admin=old.is_admin,
         requests_per_minute=old.requests_per_minute,
         tokens_per_minute=old.tokens_per_minute,
+        budget_day=old.budget_day,
+        budget_month=old.budget_month,
     )
     ends = now + timedelta(seconds=grace_s)
     if old.revoked_at is not None and as_utc(old.revoked_at) < ends:
@@ -155,20 +164,26 @@ def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
 
 
 def set_key_limits(
-    session: Session, prefix: str, values: dict[str, int | None], *, actor: str = "cli"
+    session: Session, prefix: str, values: dict[str, object], *, actor: str = "cli"
 ) -> ApiKey:
-    """Set (or clear, with None) the given limits of a key; the others stay. Audited."""
-    unknown = set(values) - {"requests_per_minute", "tokens_per_minute"}
+    """Set (or clear, with None) the given limits and budgets of a key; the others stay. Audited."""
+    unknown = set(values) - {"requests_per_minute", "tokens_per_minute", *BUDGET_FIELDS}
     if unknown:
         raise GatewayError(400, f"Unknown key settings: {', '.join(sorted(unknown))}.")
-    for name, value in values.items():
+    for name in ("requests_per_minute", "tokens_per_minute"):
+        value = values.get(name)
+        if value is not None and not isinstance(value, int):
+            raise GatewayError(400, f"`{name}` must be a whole number (or null).", name)
         _check_limit(value, name)
+    check_budgets(values)
     key, team = _usable_key(session, prefix, datetime.now(UTC))
     for name, value in values.items():
         setattr(key, name, value)
     session.flush()
     record_change(session, KeyChange(prefix=prefix))
-    record_action(session, actor, "key.limits", team_id=team.id, target=prefix, details=values)
+    record_action(
+        session, actor, "key.limits", team_id=team.id, target=prefix, details=audit_values(values)
+    )
     return key
 
 

@@ -21,6 +21,9 @@ class BudgetConfig(BaseModel):
     # under-reserves a byte-level tokenizer's prompt (a hard budget is then never passed);
     # about 4 reserves a typical English prompt's tokens, so budgets fill closer to the limit.
     body_bytes_per_prompt_token: float = Field(default=1.0, ge=1.0, le=16.0)
+    # A settlement runs after the answer was sent, so it may wait longer than an admission
+    # (`rate_limits.redis_timeout_s`): one lost leaves its hold charged for the whole period.
+    settle_timeout_s: float = Field(default=2.0, gt=0, le=30)
     # Channels (names under `worker.notify.channels`) the soft-level notice goes to; None:
     # `worker.notify.default_channels`.
     notify_channels: list[str] | None = None

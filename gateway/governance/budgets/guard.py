@@ -122,7 +122,7 @@ class BudgetGuard:
             levels = self.local.settle(hold.lines, hold.amount, cost)
         else:
             try:
-                async with asyncio.timeout(self.store_config.redis_timeout_s):
+                async with asyncio.timeout(self.config.settle_timeout_s):
                     levels = await self.shared.settle(hold.lines, hold.amount, cost)
             except STORE_ERRORS as error:
                 # The hold stands until the period's spend expires: spend is over-counted.

@@ -1,0 +1,273 @@
+"""Spend budgets through two real gateways sharing Redis and Postgres, with the openai SDK."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+import pytest
+import redis
+import yaml
+from sqlalchemy import select
+
+from plumbline.db import create_db_engine, make_session_factory
+from plumbline.models import ApiKey, Call, Team
+from simulator.process import SimulatorProcess
+from tests.support.databases import postgres_database
+from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
+from tests.support.otlp_receiver import free_port_url
+from tests.support.recorded_calls import recorded_calls
+from tests.support.scenarios import INDEMNITY, simulator_config
+from tests.support.waiting import wait_for, wait_until
+from tests.support.webhook_receiver import WebhookReceiver
+
+pytestmark = pytest.mark.xdist_group("security-budgets")
+REDIS = "redis://127.0.0.1:6379/0"
+MESSAGES = [{"role": "user", "content": "What is the governing law of the agreement?"}]
+PRICE_IN, PRICE_OUT = 0.5, 1.5  # per million tokens: micro-units per token
+
+
+@dataclass
+class Replicas:
+    """Two gateways on one database and one Redis prefix, a webhook, and an admin key."""
+
+    gateways: list[GatewayProcess]
+    database: str
+    admin: str
+    prefix: str
+    hook: WebhookReceiver
+
+
+def _config(simulator_url: str, on_failure: str = "open") -> dict[str, Any]:
+    config = gateway_config(
+        simulator_url,
+        limits={
+            # A loaded test machine must not turn a slow Redis into a local (per-process) budget.
+            "rate_limits": {"store": "redis", "redis_timeout_s": 2.0},
+            "budgets": {"on_redis_failure": on_failure},
+        },
+    )
+    dead = {**config["models"][0], "name": "dead", "backends": [{"url": free_port_url()}]}
+    config["models"].append(dead)
+    return config
+
+
+@pytest.fixture(scope="module")
+def replicas() -> Iterator[Replicas]:
+    prefix = f"plumbline-test-budget-{uuid.uuid4().hex[:8]}:"
+    with ExitStack() as exits:
+        simulator = exits.enter_context(SimulatorProcess(simulator_config(scenarios=[INDEMNITY])))
+        url = exits.enter_context(postgres_database("plumbline_budget"))
+        hook = exits.enter_context(WebhookReceiver())
+        admin = issue_key(url, "platform", admin=True)
+        env = {
+            "PLUMBLINE_REDIS__URL": REDIS,
+            "PLUMBLINE_WORKER__KEY_PREFIX": prefix,
+            "PLUMBLINE_WORKER__NOTIFY__CHANNELS": json.dumps(
+                {"budgets": {"kind": "webhook", "url": hook.url}}
+            ),
+            "PLUMBLINE_WORKER__NOTIFY__DEFAULT_CHANNELS": '["budgets"]',
+        }
+        config = _config(simulator.base_url)
+        gateways = [exits.enter_context(GatewayProcess(config, url, env=env)) for _ in range(2)]
+        yield Replicas(gateways, url, admin, prefix, hook)
+    client = redis.Redis.from_url(REDIS)
+    for key in client.scan_iter(f"{prefix}*"):
+        client.delete(key)
+    client.close()
+
+
+def _admin(replicas: Replicas, method: str, path: str, body: dict[str, Any]) -> httpx.Response:
+    return httpx.request(
+        method,
+        f"{replicas.gateways[0].url}{path}",
+        json=body,
+        headers={"Authorization": f"Bearer {replicas.admin}"},
+        timeout=10,
+    )
+
+
+def _client(gateway: GatewayProcess, key: str) -> openai.OpenAI:
+    return openai.OpenAI(api_key=key, base_url=f"{gateway.url}/v1", max_retries=0, timeout=30)
+
+
+def _chat(client: openai.OpenAI, model: str = "tiny", max_tokens: int = 8) -> int:
+    """The status of one chat call (200, or the error's)."""
+    try:
+        client.chat.completions.create(model=model, messages=MESSAGES, max_tokens=max_tokens)  # type: ignore[arg-type]
+    except openai.APIStatusError as error:
+        return error.status_code
+    return 200
+
+
+def _micros(call: Call) -> int:
+    micros = (call.prompt_tokens or 0) * PRICE_IN + (call.completion_tokens or 0) * PRICE_OUT
+    return max(0, math.ceil(micros - 1e-6))
+
+
+def _spend(replicas: Replicas, key: str) -> tuple[int, int]:
+    client = redis.Redis.from_url(REDIS)
+    matches = list(client.scan_iter(f"{replicas.prefix}budget:*:{key}"))
+    assert len(matches) == 1, matches
+    spent, held = client.hmget(matches[0], "spent", "held")
+    client.close()
+    return int(spent or 0), int(held or 0)
+
+
+def _settled(replicas: Replicas, key: str) -> int:
+    """A budget's spend once no call holds anything on it."""
+    wait_until(lambda: _spend(replicas, key)[1] == 0, timeout=10, what=f"{key} settled")
+    return _spend(replicas, key)[0]
+
+
+def _team_calls(replicas: Replicas, team: str, at_least: int) -> list[Call]:
+    engine = create_db_engine(replicas.database)
+    sessions = make_session_factory(engine)
+    with sessions() as session:
+        team_id = session.scalar(select(Team.id).where(Team.name == team))
+    calls = list(recorded_calls(sessions, Call.team_id == team_id, at_least=at_least))
+    engine.dispose()
+    return calls
+
+
+def _metric(gateway: GatewayProcess, line_start: str) -> float:
+    page = httpx.get(f"{gateway.url}/metrics", timeout=10).text
+    found = re.search(rf"^{re.escape(line_start)} (\S+)$", page, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_two_gateways_spend_a_team_budget_exactly_and_notify_once(replicas: Replicas) -> None:
+    key = issue_key(replicas.database, "spenders")
+    budget = 0.001  # 1000 micro-units: about fifty calls of this size
+    changed = _admin(
+        replicas,
+        "PATCH",
+        "/api/admin/teams/spenders",
+        {"budget_day": budget, "budget_soft_fraction": 0.5},
+    )
+    assert changed.status_code == 200 and changed.json()["budget_day"] == budget
+    clients = [_client(g, key) for g in replicas.gateways]
+    with ThreadPoolExecutor(8) as pool:
+        statuses = list(pool.map(lambda i: _chat(clients[i % 2]), range(120)))
+    admitted = statuses.count(200)
+    assert 0 < admitted < 120 and set(statuses) == {200, 429}
+    calls = _team_calls(replicas, "spenders", at_least=120)
+    assert len(calls) == 120
+    ok = [c for c in calls if c.status_code == 200]
+    refused = [c for c in calls if c.status_code == 429]
+    assert len(ok) == admitted
+    for gateway in replicas.gateways:
+        assert _metric(gateway, 'plumbline_budget_store_failures_total{reason="timeout"}') == 0
+        assert _metric(gateway, "plumbline_budget_settlements_lost_total") == 0
+    assert {c.error_type for c in refused} == {"budget_exceeded"}
+    # What Redis charged is exactly the recorded cost of the admitted calls, within budget.
+    recorded = sum(_micros(c) for c in ok)
+    team_id = ok[0].team_id
+    spent = _settled(replicas, f"team:{team_id}:day:{ok[0].created_at:%Y-%m-%d}")
+    assert spent == recorded <= budget * 1e6
+    assert sum((c.input_cost or 0) + (c.output_cost or 0) for c in ok) <= budget + 1e-12
+    # The next call is refused, by either gateway, naming the budget and its reset.
+    with pytest.raises(openai.RateLimitError) as caught:
+        clients[1].chat.completions.create(model="tiny", messages=MESSAGES, max_tokens=8)  # type: ignore[arg-type]
+    error = caught.value.body
+    assert isinstance(error, dict) and error["type"] == "budget_exceeded"
+    assert "daily budget of team `spenders`" in error["message"]
+    assert "of 0.001000 spent" in error["message"] and "resets at" in error["message"]
+    assert int(caught.value.response.headers["retry-after"]) >= 1
+    # One soft notice in all, though both gateways spent past the level.
+    notices = wait_for(replicas.hook.received, timeout=15, what="the soft notice")
+    sent = sum(
+        _metric(g, 'plumbline_budget_notices_total{outcome="delivered"}') for g in replicas.gateways
+    )
+    assert sent == 1 and len(replicas.hook.received()) == 1
+    notice = notices[0]
+    assert notice["event"] == "budget_soft_level" and notice["name"] == "spenders"
+    assert notice["period"] == "day" and notice["spent"] >= notice["soft_level"] == 0.0005
+    refusals = sum(
+        _metric(g, 'plumbline_budget_refusals_total{period="day",scope="team"}')
+        for g in replicas.gateways
+    )
+    assert refusals == len(refused) + 1
+    spend_line = 'plumbline_budget_spend{key="",period="day",scope="team",team="spenders"}'
+    assert max(_metric(g, spend_line) for g in replicas.gateways) > 0
+
+
+def _key_with_budget(replicas: Replicas, team: str, month: float) -> tuple[str, str]:
+    created = _admin(replicas, "POST", "/api/admin/keys", {"team": team, "budget_month": month})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    return body["key"], body["prefix"]
+
+
+def _key_id(replicas: Replicas, prefix: str) -> int:
+    engine = create_db_engine(replicas.database)
+    with make_session_factory(engine)() as session:
+        key_id = session.scalar(select(ApiKey.id).where(ApiKey.prefix == prefix))
+    engine.dispose()
+    assert key_id is not None
+    return key_id
+
+
+def test_a_failed_call_releases_its_hold_and_a_cut_one_pays_what_it_used(
+    replicas: Replicas,
+) -> None:
+    key, prefix = _key_with_budget(replicas, "cutters", 1.0)
+    key_id = _key_id(replicas, prefix)
+    # No backend of `dead` answers: the call fails after its hold was taken (503).
+    assert _chat(_client(replicas.gateways[0], key), model="dead") == 503
+    client = redis.Redis.from_url(REDIS)
+    found = list(client.scan_iter(f"{replicas.prefix}budget:*:key:{key_id}:month:*"))
+    client.close()
+    assert len(found) == 1, found
+    name = found[0].decode().rsplit(":", 1)[-1]
+    assert _spend(replicas, f"key:{key_id}:month:{name}") == (0, 0)
+    # A stream the client drops after its first chunk: charged for the tokens it got.
+    with httpx.stream(
+        "POST",
+        f"{replicas.gateways[1].url}/v1/chat/completions",
+        json={"model": "tiny", "messages": MESSAGES, "max_tokens": 400, "stream": True},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    ) as streamed:
+        assert streamed.status_code == 200
+        next(streamed.iter_lines())
+    calls = _team_calls(replicas, "cutters", at_least=2)
+    cut = next(c for c in calls if c.stream)
+    assert cut.cancelled and (cut.completion_tokens or 0) < 400
+    assert _settled(replicas, f"key:{key_id}:month:{name}") == _micros(cut)
+
+
+def test_redis_down_fails_closed_with_a_503_or_open_by_local_spend(replicas: Replicas) -> None:
+    key, _ = _key_with_budget(replicas, "outage", 1.0)
+    source = replicas.gateways[0]
+    database = source.env["PLUMBLINE_DATABASE__URL"]
+    backend = yaml.safe_load(source.config_path.read_text())["models"][0]["backends"][0]["url"]
+    env = {"PLUMBLINE_REDIS__URL": free_port_url().replace("http", "redis")}
+    with GatewayProcess(_config(backend, "closed"), database, env=env) as closed:
+        answer = httpx.post(
+            f"{closed.url}/v1/chat/completions",
+            json={"model": "tiny", "messages": MESSAGES, "max_tokens": 8},
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=30,
+        )
+        assert answer.status_code == 503 and int(answer.headers["retry-after"]) >= 1
+        error = answer.json()["error"]
+        assert set(error) == {"message", "type", "param", "code"}
+        assert "budgets cannot be checked" in error["message"]
+        # A key without budgets needs no budget store.
+        assert _chat(_client(closed, replicas.admin)) == 200
+        closed_line = 'plumbline_budget_store_failures_total{reason="failed_closed"}'
+        assert _metric(closed, closed_line) == 1
+    with GatewayProcess(_config(backend, "open"), database, env=env) as opened:
+        assert _chat(_client(opened, key)) == 200
+        open_line = 'plumbline_budget_store_failures_total{reason="failed_open"}'
+        assert _metric(opened, open_line) == 1
