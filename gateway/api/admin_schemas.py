@@ -12,7 +12,7 @@ from gateway.auth.service import MAX_GRACE_S
 
 Limit = Annotated[int | None, Field(ge=1, le=1_000_000_000)]
 # A spend budget in the price currency (checked exactly by gateway.governance.budgets.policy).
-Budget = Annotated[float | None, Field(ge=0, le=1e12)]
+Budget = Annotated[float | None, Field(ge=0, le=1e12, strict=True)]
 PrefixPath = Annotated[str, Path(min_length=10, max_length=10, pattern="^[0-9a-f]+$")]
 TeamName = Annotated[str, Field(min_length=1, max_length=128)]
 TeamPath = Annotated[str, Path(min_length=1, max_length=128)]

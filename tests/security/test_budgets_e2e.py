@@ -22,7 +22,7 @@ from sqlalchemy import select
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import ApiKey, Call, Team
 from simulator.process import SimulatorProcess
-from tests.support.databases import postgres_database
+from tests.support.databases import postgres_database, sqlite_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.otlp_receiver import free_port_url
 from tests.support.recorded_calls import recorded_calls
@@ -271,3 +271,59 @@ def test_redis_down_fails_closed_with_a_503_or_open_by_local_spend(replicas: Rep
         assert _chat(_client(opened, key)) == 200
         open_line = 'plumbline_budget_store_failures_total{reason="failed_open"}'
         assert _metric(opened, open_line) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"budget_day": -1},
+        {"budget_day": "ten"},
+        {"budget_month": 1e13},
+        {"budget_day": True},
+        {"budget_soft_fraction": 0},
+        {"budget_soft_fraction": 1.5},
+        {"budget_week": 3},
+    ],
+)
+def test_bad_budget_values_are_refused_in_openai_shape(
+    replicas: Replicas, body: dict[str, Any]
+) -> None:
+    _, prefix = _key_with_budget(replicas, "checked", 1.0)
+    for path in ("/api/admin/teams/checked", f"/api/admin/keys/{prefix}"):
+        answer = _admin(replicas, "PATCH", path, body)
+        assert answer.status_code in (400, 422), (path, body, answer.text)
+        assert set(answer.json()["error"]) == {"message", "type", "param", "code"}
+
+
+def test_a_team_key_cannot_raise_its_own_budget(replicas: Replicas) -> None:
+    key = issue_key(replicas.database, "climbers")
+    answer = httpx.patch(
+        f"{replicas.gateways[0].url}/api/admin/teams/climbers",
+        json={"budget_day": 1000},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=10,
+    )
+    assert answer.status_code == 403
+    assert answer.json()["error"]["type"] == "PermissionDeniedError"
+
+
+def test_one_gateway_on_sqlite_keeps_budgets_in_memory(
+    replicas: Replicas, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    backend = yaml.safe_load(replicas.gateways[0].config_path.read_text())["models"][0]
+    config = gateway_config(backend["backends"][0]["url"], recording={"in_process": True})
+    with sqlite_database(tmp_path_factory.mktemp("budgets")) as url:
+        key = issue_key(url, "solo")
+        admin = issue_key(url, "root", admin=True)
+        with GatewayProcess(config, url) as gateway:
+            changed = httpx.patch(
+                f"{gateway.url}/api/admin/teams/solo",
+                json={"budget_month": 0.00005},  # 50 micro-units: about two calls
+                headers={"Authorization": f"Bearer {admin}"},
+                timeout=10,
+            )
+            assert changed.status_code == 200 and changed.json()["budget_month"] == 0.00005
+            client = _client(gateway, key)
+            statuses = [_chat(client, max_tokens=4) for _ in range(6)]
+            assert statuses[0] == 200 and statuses[-1] == 429, statuses
+            assert statuses == sorted(statuses)  # once refused, refused for the month
