@@ -24,6 +24,7 @@ from gateway.api import (
     eval_suites,
     stability,
     usage,
+    usage_budgets,
 )
 from gateway.api.response_headers import ApiResponseHeaders
 from gateway.api.service_routes import router as service_router
@@ -129,6 +130,7 @@ def create_app(
     app.include_router(service_router)
     app.include_router(calls.router)
     app.include_router(usage.router)
+    app.include_router(usage_budgets.router)
     app.include_router(eval_suites.router)
     app.include_router(eval_paraphrases.router)
     app.include_router(eval_runs.router)

@@ -197,6 +197,16 @@ def test_two_gateways_spend_a_team_budget_exactly_and_notify_once(replicas: Repl
         for g in replicas.gateways
     )
     assert refusals == len(refused) + 1
+    report = httpx.get(
+        f"{replicas.gateways[1].url}/api/usage/budgets",
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=10,
+    )
+    assert report.status_code == 200
+    (day,) = report.json()["budgets"]
+    assert (day["scope"], day["name"], day["period"]) == ("team", "spenders", "day")
+    assert day["limit"] == budget and day["soft_level"] == 0.0005
+    assert day["spent"] == recorded / 1e6 and day["held"] == 0
     spend_line = 'plumbline_budget_spend{key="",period="day",scope="team",team="spenders"}'
     assert max(_metric(g, spend_line) for g in replicas.gateways) > 0
 
@@ -305,6 +315,21 @@ def test_a_team_key_cannot_raise_its_own_budget(replicas: Replicas) -> None:
     )
     assert answer.status_code == 403
     assert answer.json()["error"]["type"] == "PermissionDeniedError"
+    url = f"{replicas.gateways[0].url}/api/usage/budgets"
+    for team, status in (("spenders", 403), ("x" * 129, 400), ("climbers", 200)):
+        read = httpx.get(
+            url, params={"team": team}, headers={"Authorization": f"Bearer {key}"}, timeout=10
+        )
+        assert read.status_code == status, read.text
+        assert status == 200 or set(read.json()["error"]) == {"message", "type", "param", "code"}
+    assert read.json() == {"team": "climbers", "budgets": []}
+    missing = httpx.get(
+        url,
+        params={"team": "nobody-here"},
+        headers={"Authorization": f"Bearer {replicas.admin}"},
+        timeout=10,
+    )
+    assert missing.status_code == 404
 
 
 def test_one_gateway_on_sqlite_keeps_budgets_in_memory(
