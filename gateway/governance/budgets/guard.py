@@ -21,8 +21,10 @@ from gateway.auth.keys import KeyInfo
 from gateway.config import ModelConfig
 from gateway.governance.budgets.charges import recorded_cost, reservation
 from gateway.governance.budgets.config import BudgetConfig
-from gateway.governance.budgets.lines import BudgetLine, Crossing, Hold, lines_of
+from gateway.governance.budgets.limits import BudgetLimits
+from gateway.governance.budgets.lines import BudgetLine, Crossing, Hold, current_periods, lines_in
 from gateway.governance.budgets.notice import deliver_notice, notice_facts
+from gateway.governance.budgets.periods import Period
 from gateway.governance.budgets.refusal import BudgetExceeded, BudgetsUnavailable
 from gateway.governance.budgets.store_memory import MemoryBudgets
 from gateway.governance.budgets.store_redis import RedisBudgets
@@ -34,6 +36,9 @@ log = logging.getLogger(__name__)
 STORE_ERRORS = (RedisError, OSError, TimeoutError)
 # Budgets whose last spend /metrics shows; beyond this the oldest seen are dropped.
 MAX_SHOWN = 10_000
+# Keys whose budget lines are kept for reuse within a period (then they are built again).
+MAX_CACHED_LINES = 10_000
+LineKey = tuple[BudgetLimits, int, int]
 
 
 @dataclass(slots=True)
@@ -79,6 +84,29 @@ class BudgetGuard:
         self.counts = BudgetCounts()
         self._skip_until = 0.0
         self._sending: set[asyncio.Task[None]] = set()
+        # The day and month now, and each key's lines in them: built once per period, as
+        # formatting dates is most of what a call with budgets costs in memory.
+        self._periods: dict[str, Period] = {}
+        self._next_reset: datetime | None = None
+        self._lines: dict[LineKey, tuple[BudgetLine, ...]] = {}
+
+    def _lines_of(
+        self, limits: BudgetLimits, info: KeyInfo, now: datetime
+    ) -> tuple[BudgetLine, ...]:
+        if self._next_reset is None or now >= self._next_reset:
+            self._periods = current_periods(now)
+            self._next_reset = self._periods["day"].resets_at  # a month ends on a day's end
+            self._lines.clear()
+            self.local.forget_before(now)
+        key = (limits, info.key_id, info.team_id)
+        lines = self._lines.get(key)
+        if lines is None:
+            if len(self._lines) >= MAX_CACHED_LINES:
+                self._lines.clear()
+            lines = self._lines[key] = tuple(
+                lines_in(limits, info.key_id, info.team_id, self._periods)
+            )
+        return lines
 
     async def admit(
         self, info: KeyInfo, model: ModelConfig, body_bytes: int, completion_tokens: int
@@ -88,7 +116,7 @@ class BudgetGuard:
         if limits is None or not self.config.enabled:
             return None
         now = self.clock()
-        lines = lines_of(limits, info.key_id, info.team_id, now)
+        lines = self._lines_of(limits, info, now)
         amount = reservation(
             model, body_bytes, completion_tokens, self.config.body_bytes_per_prompt_token
         )
@@ -103,17 +131,16 @@ class BudgetGuard:
                     if overrun is not None:
                         self._refused(info, overrun.line, overrun.spent)
                         raise BudgetExceeded(overrun, self._name(info, overrun.line), now)
-                    return Hold(tuple(lines), amount, "redis", info.team_name, info.prefix)
+                    return Hold(lines, amount, "redis", info.team_name, info.prefix)
             if self.config.on_redis_failure == "closed":
                 self.counts.store["failed_closed"] += 1
                 raise BudgetsUnavailable(max(self._skip_until - time.monotonic(), 1.0))
             self.counts.store["failed_open"] += 1
-        self.local.forget_before(now)
         overrun = self.local.reserve(lines, amount)
         if overrun is not None:
             self._refused(info, overrun.line, overrun.spent)
             raise BudgetExceeded(overrun, self._name(info, overrun.line), now)
-        return Hold(tuple(lines), amount, "memory", info.team_name, info.prefix)
+        return Hold(lines, amount, "memory", info.team_name, info.prefix)
 
     async def settle(self, hold: Hold, record: CallRecord) -> None:
         """Replace what the call held by its recorded cost (never raises)."""

@@ -55,7 +55,18 @@ class Crossing:
 
 def lines_of(limits: BudgetLimits, key_id: int, team_id: int, now: datetime) -> list[BudgetLine]:
     """The budget lines of a key and its team at `now`."""
-    periods = {"day": period_of("day", now), "month": period_of("month", now)}
+    return lines_in(limits, key_id, team_id, current_periods(now))
+
+
+def current_periods(now: datetime) -> dict[str, Period]:
+    """The day and the month `now` falls in."""
+    return {"day": period_of("day", now), "month": period_of("month", now)}
+
+
+def lines_in(
+    limits: BudgetLimits, key_id: int, team_id: int, periods: dict[str, Period]
+) -> list[BudgetLine]:
+    """The budget lines of a key and its team in the given day and month."""
     return [
         BudgetLine(
             scope,
