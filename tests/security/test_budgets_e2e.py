@@ -22,6 +22,7 @@ from sqlalchemy import select
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import ApiKey, Call, Team
 from simulator.process import SimulatorProcess
+from tests.security.invalidation_world import channel_env, cli, wait_channel_up
 from tests.support.databases import postgres_database, sqlite_database
 from tests.support.gateway_process import GatewayProcess, gateway_config, issue_key
 from tests.support.otlp_receiver import free_port_url
@@ -76,9 +77,12 @@ def replicas() -> Iterator[Replicas]:
                 {"budgets": {"kind": "webhook", "url": hook.url}}
             ),
             "PLUMBLINE_WORKER__NOTIFY__DEFAULT_CHANNELS": '["budgets"]',
+            "PLUMBLINE_KEY_INVALIDATION__CHANNEL": "redis",
         }
         config = _config(simulator.base_url)
         gateways = [exits.enter_context(GatewayProcess(config, url, env=env)) for _ in range(2)]
+        for gateway in gateways:
+            wait_channel_up(gateway)
         yield Replicas(gateways, url, admin, prefix, hook)
     client = redis.Redis.from_url(REDIS)
     for key in client.scan_iter(f"{prefix}*"):
@@ -352,3 +356,35 @@ def test_one_gateway_on_sqlite_keeps_budgets_in_memory(
             statuses = [_chat(client, max_tokens=4) for _ in range(6)]
             assert statuses[0] == 200 and statuses[-1] == 429, statuses
             assert statuses == sorted(statuses)  # once refused, refused for the month
+
+
+def test_budgets_set_with_the_cli_apply_on_running_gateways(replicas: Replicas) -> None:
+    key = issue_key(replicas.database, "operated")
+    clients = [_client(g, key) for g in replicas.gateways]
+    assert [_chat(c) for c in clients] == [200, 200]  # both gateways hold the key, no budget
+    env = channel_env(REDIS, replicas.prefix)
+    done = cli(
+        replicas.database,
+        env,
+        *("teams", "set", "operated", "--budget-day", "0.000001", "--budget-month", "300"),
+        "--budget-soft",
+        "0.8",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "budget_day=0.000001" in done.stdout and "budget_soft_fraction=0.8" in done.stdout
+    for client in clients:
+        wait_until(lambda c=client: _chat(c) == 429, timeout=15, what="the budget applied")
+    listed = cli(replicas.database, env, "teams", "list")
+    assert "operated" in listed.stdout and "month=300.000000" in listed.stdout
+    cleared = cli(replicas.database, env, "teams", "set", "operated", "--no-budgets")
+    assert cleared.returncode == 0, cleared.stderr
+    for client in clients:
+        wait_until(lambda c=client: _chat(c) == 200, timeout=15, what="the budget removed")
+    created = cli(
+        replicas.database, env, "keys", "create", "--team", "operated", "--budget-month", "2"
+    )
+    assert created.returncode == 0, created.stderr
+    prefix = created.stderr.split("prefix=")[1].split()[0]
+    changed = cli(replicas.database, env, "keys", "limits", prefix, "--budget-day", "0.5")
+    assert changed.returncode == 0, changed.stderr
+    assert "budget day=0.500000 month=2.000000" in changed.stdout
