@@ -211,6 +211,12 @@ def test_two_gateways_spend_a_team_budget_exactly_and_notify_once(replicas: Repl
     assert (day["scope"], day["name"], day["period"]) == ("team", "spenders", "day")
     assert day["limit"] == budget and day["soft_level"] == 0.0005
     assert day["spent"] == recorded / 1e6 and day["held"] == 0
+    page = httpx.get(
+        f"{replicas.gateways[0].url}/api/dashboard/budgets",
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=10,
+    )
+    assert page.status_code == 200 and page.json() == report.json()
     spend_line = 'plumbline_budget_spend{key="",period="day",scope="team",team="spenders"}'
     assert max(_metric(g, spend_line) for g in replicas.gateways) > 0
 
@@ -347,13 +353,13 @@ def test_one_gateway_on_sqlite_keeps_budgets_in_memory(
         with GatewayProcess(config, url) as gateway:
             changed = httpx.patch(
                 f"{gateway.url}/api/admin/teams/solo",
-                json={"budget_month": 0.00005},  # 50 micro-units: about two calls
+                json={"budget_month": 0.0001},  # 100 micro-units: a few calls (each holds ~58)
                 headers={"Authorization": f"Bearer {admin}"},
                 timeout=10,
             )
-            assert changed.status_code == 200 and changed.json()["budget_month"] == 0.00005
+            assert changed.status_code == 200 and changed.json()["budget_month"] == 0.0001
             client = _client(gateway, key)
-            statuses = [_chat(client, max_tokens=4) for _ in range(6)]
+            statuses = [_chat(client, max_tokens=4) for _ in range(10)]
             assert statuses[0] == 200 and statuses[-1] == 429, statuses
             assert statuses == sorted(statuses)  # once refused, refused for the month
 
