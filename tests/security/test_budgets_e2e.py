@@ -185,7 +185,8 @@ def test_two_gateways_spend_a_team_budget_exactly_and_notify_once(replicas: Repl
     error = caught.value.body
     assert isinstance(error, dict) and error["type"] == "budget_exceeded"
     assert "daily budget of team `spenders`" in error["message"]
-    assert "of 0.001000 spent" in error["message"] and "resets at" in error["message"]
+    assert "of 0.001000 spent" in error["message"] and "the reset at" in error["message"]
+    assert "lower max_tokens" in error["message"] or "nothing is left" in error["message"]
     assert int(caught.value.response.headers["retry-after"]) >= 1
     # One soft notice in all, though both gateways spent past the level.
     notices = wait_for(replicas.hook.received, timeout=15, what="the soft notice")

@@ -130,7 +130,7 @@ class BudgetGuard:
                 else:
                     if overrun is not None:
                         self._refused(info, overrun.line, overrun.spent)
-                        raise BudgetExceeded(overrun, self._name(info, overrun.line), now)
+                        raise BudgetExceeded(overrun, self._name(info, overrun.line), now, amount)
                     return Hold(lines, amount, "redis", info.team_name, info.prefix)
             if self.config.on_redis_failure == "closed":
                 self.counts.store["failed_closed"] += 1
@@ -139,7 +139,7 @@ class BudgetGuard:
         overrun = self.local.reserve(lines, amount)
         if overrun is not None:
             self._refused(info, overrun.line, overrun.spent)
-            raise BudgetExceeded(overrun, self._name(info, overrun.line), now)
+            raise BudgetExceeded(overrun, self._name(info, overrun.line), now, amount)
         return Hold(lines, amount, "memory", info.team_name, info.prefix)
 
     async def settle(self, hold: Hold, record: CallRecord) -> None:

@@ -18,7 +18,7 @@ PERIOD_WORDS = {"day": "daily", "month": "monthly"}
 class BudgetExceeded(GatewayError):
     """A 429 in OpenAI's shape naming the budget, its spend, its reset, with Retry-After."""
 
-    def __init__(self, overrun: Overrun, owner_name: str, now: datetime) -> None:
+    def __init__(self, overrun: Overrun, owner_name: str, now: datetime, amount: int = 0) -> None:
         line = overrun.line
         self.overrun = overrun
         resets = line.period.resets_at
@@ -29,13 +29,20 @@ class BudgetExceeded(GatewayError):
             if line.scope == "team"
             else f"`plumbline keys limits {owner_name} {option} AMOUNT`"
         )
+        left = line.limit - overrun.spent - overrun.held
+        fits = (
+            f"this call may cost up to {from_micros(amount):.6f} (its prompt and max_tokens), "
+            f"more than the {from_micros(max(0, left)):.6f} left: lower max_tokens, or"
+            if left > 0
+            else "nothing is left:"
+        )
         super().__init__(
             429,
             f"The {PERIOD_WORDS[line.period.kind]} budget of {line.scope} `{owner_name}` "
-            f"({line.period.name}) is spent: {from_micros(overrun.spent):.6f} of "
+            f"({line.period.name}) is reached: {from_micros(overrun.spent):.6f} of "
             f"{from_micros(line.limit):.6f} spent, {from_micros(overrun.held):.6f} held by "
-            f"calls in progress, and this call may cost more than is left. It resets at "
-            f"{resets.isoformat()}; an admin can raise it with {how}.",
+            f"calls in progress; {fits} wait for the reset at {resets.isoformat()}. "
+            f"An admin can raise it with {how}.",
         )
         self.headers = (
             (b"retry-after", str(wait).encode()),

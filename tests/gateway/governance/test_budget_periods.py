@@ -88,7 +88,9 @@ async def test_the_day_budget_resets_at_utc_midnight(store: RedisBudgets | None)
     with pytest.raises(BudgetExceeded) as refused:
         await guard.admit(INFO, MODEL, 1, 0)
     assert refused.value.overrun.line.scope == "team"
-    assert "2026-12-04T00:00:00+00:00" in refused.value.message
+    assert "nothing is left: wait for the reset at 2026-12-04T00:00:00+00:00" in (
+        refused.value.message
+    )
     assert refused.value.headers[0] == (b"retry-after", b"30")
     clock.now += timedelta(seconds=31)  # the next UTC day
     await _spend(guard, 100)
@@ -99,6 +101,8 @@ async def test_the_day_budget_resets_at_utc_midnight(store: RedisBudgets | None)
     line = month.value.overrun.line
     assert (line.scope, line.period.kind, month.value.overrun.spent) == ("key", "month", 200)
     assert "monthly budget of key `abcdef0123` (2026-12)" in month.value.message
+    assert "may cost up to 0.000060" in month.value.message
+    assert "more than the 0.000050 left: lower max_tokens" in month.value.message
     await _spend(guard, 50)
     clock.now = datetime(2027, 1, 1, tzinfo=UTC)
     await _spend(guard, 60)
