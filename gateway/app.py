@@ -26,6 +26,7 @@ from gateway.api import (
     usage,
     usage_budgets,
 )
+from gateway.api.eval_queue import close_eval_queue
 from gateway.api.response_headers import ApiResponseHeaders
 from gateway.api.service_routes import router as service_router
 from gateway.api.vllm_refusals import vllm_refusals_router
@@ -114,6 +115,7 @@ def create_app(
         finally:
             if exposition is not None:
                 exposition.stop()
+            close_eval_queue(app)
             await close_state(state)
 
     app = FastAPI(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -14,6 +15,7 @@ from gateway.governance.budgets.config import BudgetConfig
 from gateway.rate_limit_config import RateLimitConfig
 from gateway.retention.classes import check_retention_days
 from gateway.routing_config import PrefixAffinityConfig, RoutingPolicy
+from gateway.shedding_config import PriorityConfig, SheddingConfig
 from gateway.url_credentials import refuse_userinfo
 from plumbline.answers.specs import AnswerSpec
 
@@ -92,9 +94,12 @@ class ModelConfig(_Strict):
     memory_bandwidth: float | None = Field(default=None, description="Bytes per second of HBM")
     logprobs: LogprobCapture = Field(default_factory=LogprobCapture)
     max_concurrency: int | None = Field(default=None, ge=1)
-    # The backends run vLLM with --scheduling-policy priority: resample calls may then carry
-    # a low `priority` (vLLM refuses the field otherwise).
+    # The backends run vLLM with --scheduling-policy priority: the gateway then sets each
+    # call's `priority` by its source (`priorities`), whatever the client sent.
     priority_scheduling: bool = False
+    priorities: PriorityConfig = Field(default_factory=PriorityConfig)
+    # Shed calls when the backends are saturated (docs/reliability.md); None: never.
+    shedding: SheddingConfig | None = None
     # Hosts whose http(s) media URLs clients may send (exact names, as vLLM compares them);
     # start the backends with the same --allowed-media-domains. Others must be `data:` URLs.
     allowed_media_domains: tuple[str, ...] = ()
@@ -130,6 +135,8 @@ class ModelConfig(_Strict):
             raise ValueError(f"model {self.name!r}: a litellm model needs litellm_model")
         if self.provider not in ("vllm", "litellm"):
             raise ValueError(f"model {self.name!r}: provider must be 'vllm' or 'litellm'")
+        if self.shedding is not None and self.provider != "vllm":
+            raise ValueError(f"model {self.name!r}: shedding reads vLLM backends' load; vllm only")
         return self
 
     @property
@@ -175,6 +182,15 @@ class KeyLookupLimits(_Strict):
     max_tracked_clients: int = Field(default=10_000, ge=1)
 
 
+class KeyLastUsed(_Strict):
+    """How each key's last use reaches the database: in batches, never a write per call."""
+
+    # Each process writes the uses it noted this often (one UPDATE per key used), and at exit.
+    flush_s: float = Field(default=10.0, gt=0, le=3600)
+    # Distinct keys held between flushes; uses of further keys wait for the next flush.
+    max_keys: int = Field(default=100_000, ge=1)
+
+
 class Limits(_Strict):
     """Guards on what a client may send and how long the gateway waits upstream."""
 
@@ -189,6 +205,7 @@ class Limits(_Strict):
     # another replica) takes effect here within this time.
     key_cache_ttl_s: float = Field(default=30.0, ge=0, le=3600)
     key_lookups: KeyLookupLimits = Field(default_factory=KeyLookupLimits)
+    key_last_used: KeyLastUsed = Field(default_factory=KeyLastUsed)
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 120.0
     body_read_timeout_s: float = 30.0
@@ -315,6 +332,11 @@ class GatewayConfig(_Strict):
         if duplicates:
             raise ValueError(f"model names must be unique; repeated: {', '.join(duplicates)}")
         return self
+
+    @cached_property
+    def model_names(self) -> tuple[str, ...]:
+        """The names clients use, in order: one tuple, so model access memoises against it."""
+        return tuple(m.name for m in self.models)
 
     def model(self, name: str) -> ModelConfig | None:
         """The config of a model by the name clients use."""

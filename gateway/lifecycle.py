@@ -15,9 +15,13 @@ from sqlalchemy import Engine, inspect
 
 from gateway.auth import service as auth_service
 from gateway.auth.key_cache import KeyCache
+from gateway.auth.last_use import LastUse
+from gateway.auth.last_use_flusher import LastUseFlusher
 from gateway.config import GatewayConfig
 from gateway.governance.budgets.metrics import budget_metric_families
 from gateway.governance.budgets.setup import budget_guard
+from gateway.governance.shed_metrics import shedding_metrics
+from gateway.governance.shedding import LoadShedder
 from gateway.key_invalidation import start_key_invalidation, stop_key_invalidation
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import CallbackCollector, GatewayMetrics
@@ -43,6 +47,7 @@ from gateway.worker_pool.slot import WorkerSlot, single_process_orphans
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.otlp.sampler import TraceSampler, sampler_from_env
 from plumbline.otlp.settings import trace_export_settings
+from plumbline.repositories import api_keys as key_repo
 from plumbline.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -235,12 +240,14 @@ async def build_state(
             auth_service,
             config.limits.key_cache_ttl_s,
             config.limits.key_lookups,
+            LastUse(config.limits.key_last_used.max_keys),
         ),
         metrics=metrics,
         sampler=sampler,
         limiter=_rate_limiter(settings, config),
         budgets=budget_guard(settings, config, http),
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
+        shedder=LoadShedder(backends),
         tracing=_trace_sampler(config),
         prometheus_metrics=metric_export_settings(os.environ).prometheus,
         worker=slot,
@@ -248,12 +255,21 @@ async def build_state(
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     metrics.add_collector(CallbackCollector(state.limiter.metric_families))
     metrics.add_collector(CallbackCollector(lambda: budget_metric_families(state.budgets)))
+    metrics.add_collector(CallbackCollector(lambda: shedding_metrics(state.shedder, config)))
     loop = asyncio.get_running_loop()
     metrics.add_collector(CallbackCollector(lambda: _loop_gauges(loop)))
     ProcessCollector(registry=metrics.registry)
     metrics.add_collector(
         StabilityCollector(state.sessions, config.stability_metrics_ttl_s, metrics.feature_label)
     )
+    state.last_use = LastUseFlusher(
+        state.keys.last_use,
+        state.sessions,
+        key_repo.record_last_used,
+        config.limits.key_last_used.flush_s,
+    )
+    state.last_use.start()
+    metrics.add_collector(CallbackCollector(state.last_use.metric_families))
     # Key invalidation channel (docs/security.md): subscribe before serving.
     state.key_invalidation = start_key_invalidation(state)
     await monitor.check_all()
@@ -266,6 +282,8 @@ async def build_state(
 
 async def close_state(state: GatewayState) -> None:
     """Stop background work, write what is queued, release connections."""
+    if state.last_use is not None:
+        await state.last_use.stop()  # the last uses, while the engine is still open
     await stop_key_invalidation(state.key_invalidation)
     await state.monitor.stop()
     await state.http.close()

@@ -10,8 +10,10 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from gateway.auth.key_cache import KeyCache
+from gateway.auth.last_use_flusher import LastUseFlusher
 from gateway.config import GatewayConfig
 from gateway.governance.budgets.guard import BudgetGuard
+from gateway.governance.shedding import LoadShedder
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
 from gateway.proxy.rate_limits import RateLimiter
@@ -48,11 +50,14 @@ class GatewayState:
     # Spend budgets of teams and keys (gateway.governance.budgets).
     budgets: BudgetGuard
     response_owners: ResponseOwners
+    shedder: LoadShedder
     # The trace sampler the OTEL_* environment set at start-up; None: tracing is off.
     tracing: TraceSampler | None = None
     # False when OTEL_METRICS_EXPORTER does not list prometheus: /metrics then answers 404.
     prometheus_metrics: bool = True
     # The key invalidation channel's subscriber and publisher; None: no channel configured.
     key_invalidation: KeyInvalidation | None = None
+    # Writes the keys' last use in batches; None until the lifecycle starts it.
+    last_use: LastUseFlusher | None = None
     # Set in a `--workers N` pool: which worker this is (its /metrics gathers the siblings').
     worker: WorkerSlot | None = None

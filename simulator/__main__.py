@@ -18,6 +18,7 @@ _OVERRIDES: Mapping[str, tuple[str, type]] = MappingProxyType(
         "--prefill-ms-per-token": ("timing.prefill_ms_per_token", float),
         "--decode-ms-per-token": ("timing.decode_ms_per_token", float),
         "--decode-ms-per-extra-seq": ("timing.decode_ms_per_extra_seq", float),
+        "--scheduling-policy": ("timing.scheduling_policy", str),
         "--block-size": ("prefix_cache.block_size", int),
     }
 )

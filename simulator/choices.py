@@ -58,6 +58,8 @@ class ResponseOptions:
     echo_text: str = ""
     prompt_logprobs: int | None = None
     received: float = 0.0
+    # vLLM's `priority` (lower runs earlier under the priority scheduling policy).
+    priority: int = 0
 
 
 @dataclass(slots=True)

@@ -21,6 +21,10 @@ class TimingConfig(_Section):
     """Engine timing model: a batch step costs prefill for new prompts plus one decode pass."""
 
     max_num_seqs: int = Field(default=256, ge=1)
+    # vLLM's `--scheduling-policy`: `fcfs` queues in arrival order (a request's `priority` is
+    # accepted and ignored); `priority` admits the lowest `priority` first, then by arrival.
+    # Running sequences are never preempted (vLLM may preempt for a more urgent one).
+    scheduling_policy: Literal["fcfs", "priority"] = "fcfs"
     prefill_ms_per_token: float = Field(default=0.05, ge=0)
     decode_ms_per_token: float = Field(default=5.0, ge=0)
     decode_ms_per_extra_seq: float = Field(default=0.02, ge=0)

@@ -62,6 +62,7 @@ def response_options(
     elif stream and request.stream_options is not None:
         include_usage = bool(request.stream_options.include_usage)
         continuous = include_usage and bool(request.stream_options.continuous_usage_stats)
+    state.stats.record_priority(rid, request.priority)
     return ResponseOptions(
         response_id=rid,
         created=int(time.time()),
@@ -77,6 +78,7 @@ def response_options(
         return_token_ids=bool(request.return_token_ids),
         prompt_logprobs=request.prompt_logprobs,
         received=received,
+        priority=request.priority,
     )
 
 
@@ -121,6 +123,7 @@ def build_job(
         use_prefix_cache=options.prompt_logprobs is None,
         max_tokens=settings.max_tokens,
         arrival=options.received,
+        priority=options.priority,
     )
     model = state.pseudo_model
     block_size = state.cache.block_size

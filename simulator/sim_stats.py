@@ -27,6 +27,14 @@ class SimStats:
         self.faults: Counter[str] = Counter()
         self.cancellations: deque[dict[str, Any]] = deque(maxlen=CANCELLATIONS_KEPT)
         self.timelines: OrderedDict[str, list[float]] = OrderedDict()
+        # The vLLM `priority` each request came with, so a test can check what a proxy sent.
+        self.priorities: OrderedDict[str, int] = OrderedDict()
+
+    def record_priority(self, response_id: str, priority: int) -> None:
+        """The `priority` field of the request answered as `response_id`."""
+        self.priorities[response_id] = priority
+        if len(self.priorities) > TIMELINES_KEPT:
+            self.priorities.popitem(last=False)
 
     def record_token_write(self, response_id: str, wall_time: float) -> None:
         """A write carrying tokens left for the client at `wall_time` (for metering checks)."""
@@ -38,11 +46,12 @@ class SimStats:
         times.append(wall_time)
 
     def timeline(self, response_id: str) -> dict[str, Any] | None:
-        """Wall-clock times (Unix seconds) at which the response's token writes were sent."""
+        """When the response's token writes were sent (Unix seconds), and its `priority`."""
         times = self.timelines.get(response_id)
-        if times is None:
+        priority = self.priorities.get(response_id)
+        if times is None and priority is None:
             return None
-        return {"response_id": response_id, "token_writes": list(times)}
+        return {"response_id": response_id, "token_writes": list(times or ()), "priority": priority}
 
     def record_cancel(self, request_id: str, disconnected_at: float, cancelled_at: float) -> None:
         """The client went away and the request was cancelled at `cancelled_at`."""

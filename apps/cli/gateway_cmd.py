@@ -41,11 +41,12 @@ def register(app: typer.Typer) -> None:
         except (OSError, ValidationError, ValueError) as error:
             raise typer.BadParameter(f"{config}: {error}", param_hint="--config") from None
         try:
-            check_pool_config(gateway_config, workers)
+            settings = Settings()
+            check_pool_config(gateway_config, workers, settings.key_invalidation.channel)
             if workers == 1:
-                serve(Settings(), gateway_config, host, port)
+                serve(settings, gateway_config, host, port)
                 return
-            ensure_schema(Settings())
+            ensure_schema(settings)
         except (SchemaMissingError, PoolConfigError) as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(1) from None

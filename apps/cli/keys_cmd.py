@@ -1,12 +1,14 @@
-"""`plumbline keys`: create, list, rotate and revoke API keys, and set their rate limits."""
+"""`plumbline keys`: create, list, rotate and revoke API keys, set their limits and models."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Any
 
 import typer
 
 from apps.cli.admin_context import admin_transaction, cli_actor, fail
+from apps.cli.model_options import AllModelsOption, ModelsOption, model_values, shown
 
 keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys (only hashes are stored).")
 RpmOption = Annotated[
@@ -37,11 +39,28 @@ def create(
     tpm: TpmOption = None,
     budget_day: BudgetDayOption = None,
     budget_month: BudgetMonthOption = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            help="inference, read or evals; repeat to combine (default: all three)",
+        ),
+    ] = None,
+    expires: Annotated[
+        str | None,
+        typer.Option(help="When it stops working: 2027-03-31 (through that day, UTC) or 90d"),
+    ] = None,
+    note: Annotated[str | None, typer.Option(help="Who holds the key and what for")] = None,
+    models: ModelsOption = None,
 ) -> None:
-    """Create a key and print it once."""
+    """Create a key and print it once; with --models it may call only those of its team's."""
+    from datetime import UTC
+
+    from gateway.auth.key_terms import key_terms
     from gateway.auth.service import create_key
 
     with admin_transaction() as (settings, session):
+        terms = key_terms(scope, expires, note, admin=admin, now=datetime.now(UTC))
         issued = create_key(
             session,
             team,
@@ -51,12 +70,15 @@ def create(
             requests_per_minute=rpm,
             tokens_per_minute=tpm,
             budgets=_budgets(budget_day, budget_month),
+            allowed_models=model_values(models, False).get("allowed_models"),
             actor=cli_actor(),
+            terms=terms,
         )
+    expiry = terms.expires_at.isoformat(timespec="seconds") if terms.expires_at else "never"
     typer.echo(issued.plaintext)
     typer.echo(
-        f"team={issued.team} admin={issued.is_admin} prefix={issued.prefix} "
-        "(store this key now: it cannot be shown again)",
+        f"team={issued.team} admin={issued.is_admin} scopes={terms.scopes or 'admin'} "
+        f"expires={expiry} prefix={issued.prefix} (store this key now: it cannot be shown again)",
         err=True,
     )
 
@@ -66,7 +88,7 @@ def list_keys(
     team: Annotated[str | None, typer.Option(help="Only this team's keys")] = None,
 ) -> None:
     """List keys by prefix (never the secret)."""
-    from datetime import UTC, datetime
+    from datetime import UTC
 
     from gateway.api.admin_keys import key_out
     from plumbline.repositories import teams as team_repo
@@ -79,17 +101,28 @@ def list_keys(
         for key, owner in team_repo.list_keys(session, row.id if row else None):
             out = key_out(key, owner, now)
             role = "admin" if out.admin else "team"
-            limits = f"rpm={out.requests_per_minute or '-'} tpm={out.tokens_per_minute or '-'}"
-            typer.echo(
-                f"{out.prefix}  {out.team:20}  {role:5}  {out.state:8}  {limits}  {out.name}"
+            limits = (
+                f"rpm={out.requests_per_minute or '-'} tpm={out.tokens_per_minute or '-'} "
+                f"models={shown(out.allowed_models, 'team')}"
             )
+            typer.echo(
+                f"{out.prefix}  {out.team:20}  {role:5}  {out.state:8}  {limits}  {out.name}  "
+                f"scopes={','.join(out.scopes)}  expires={_when(out.expires_at, 'never')}  "
+                f"last_used={_when(out.last_used_at, 'never')}"
+                + (f"  note={out.note}" if out.note else "")
+            )
+
+
+def _when(moment: datetime | None, missing: str) -> str:
+    return moment.isoformat(timespec="seconds") if moment else missing
 
 
 @keys_app.command("revoke")
 def revoke(
     prefix: Annotated[str, typer.Argument(help="The key's prefix (see `keys list`)")],
 ) -> None:
-    """Revoke a key; gateways stop accepting it within 30 seconds (at once via the admin API)."""
+    """Revoke a key: gateways stop accepting it within about a second with key_invalidation
+    channel `redis`, else within limits.key_cache_ttl_s (30 s by default)."""
     from gateway.auth.service import revoke_key
 
     with admin_transaction() as (_, session):
@@ -104,7 +137,8 @@ def rotate(
         int, typer.Option("--grace-s", help="Seconds the old key keeps working")
     ] = 0,
 ) -> None:
-    """Issue a new key for the same team (same scope, name, limits) and revoke the old one."""
+    """Issue a new key like the old (team, admin, scopes, expiry, note, name, limits); revoke
+    the old one."""
     from gateway.auth.service import rotate_key
 
     with admin_transaction() as (settings, session):
@@ -132,11 +166,13 @@ def limits(
     budget_month: BudgetMonthOption = None,
     clear: Annotated[bool, typer.Option("--clear", help="Clear both (team limits apply)")] = False,
     no_budgets: Annotated[bool, typer.Option("--no-budgets", help="Remove both budgets")] = False,
+    models: ModelsOption = None,
+    all_models: AllModelsOption = False,
 ) -> None:
-    """Set the given limits and budgets of a key (the others stay); the team's apply as well."""
+    """Set the given limits, budgets or models of a key (others stay); the team's apply too."""
     from gateway.auth.service import set_key_limits
 
-    values: dict[str, object] = {}
+    values: dict[str, Any] = model_values(models, all_models)
     if no_budgets:
         values.update(budget_day=None, budget_month=None)
     values.update(_budgets(budget_day, budget_month))
@@ -148,10 +184,11 @@ def limits(
         values["tokens_per_minute"] = tpm
     with admin_transaction() as (_, session):
         key = set_key_limits(session, prefix, values, actor=cli_actor())
-        rpm, tpm = key.requests_per_minute, key.tokens_per_minute
+        rpm, tpm, allowed = key.requests_per_minute, key.tokens_per_minute, key.allowed_models
         day, month = key.budget_day, key.budget_month
     typer.echo(
-        f"{prefix}: rpm={rpm or '-'} tpm={tpm or '-'} budget day={day or '-'} month={month or '-'}"
+        f"{prefix}: rpm={rpm or '-'} tpm={tpm or '-'} models={shown(allowed, 'team')} "
+        f"budget day={day or '-'} month={month or '-'}"
     )
 
 

@@ -1,4 +1,4 @@
-"""`plumbline teams`: list teams and set their rate limits, budgets, body storage, retention."""
+"""`plumbline teams`: list teams, set their rate limits, budgets, bodies, retention, models."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from typing import Annotated, Any
 import typer
 
 from apps.cli.admin_context import admin_transaction, cli_actor
+from apps.cli.model_options import AllModelsOption, ModelsOption, model_values, shown
 
-teams_app = typer.Typer(no_args_is_help=True, help="Team policies: limits, bodies, retention.")
+teams_app = typer.Typer(
+    no_args_is_help=True, help="Team policies: limits, bodies, retention, models."
+)
 
 
 @teams_app.command("list")
@@ -24,7 +27,7 @@ def list_teams() -> None:
                 f"tpm={team.tokens_per_minute or '-'}  bodies={bodies}  "
                 f"retention={team.retention_days or 'keep'}  "
                 f"budget day={team.budget_day or '-'} month={team.budget_month or '-'} "
-                f"soft={team.budget_soft_fraction or 0.8}"
+                f"soft={team.budget_soft_fraction or 0.8}  models={shown(team.allowed_models)}"
             )
 
 
@@ -50,6 +53,8 @@ def set_policy(
         float | None, typer.Option("--budget-soft", help="Fraction of a budget that notifies")
     ] = None,
     no_budgets: Annotated[bool, typer.Option("--no-budgets", help="Remove both budgets")] = False,
+    models: ModelsOption = None,
+    all_models: AllModelsOption = False,
     create: Annotated[bool, typer.Option(help="Create the team if it does not exist")] = False,
 ) -> None:
     """Change the given policies of a team (the others keep their values); audited."""
@@ -75,6 +80,7 @@ def set_policy(
     ):
         if value is not None:
             values[field] = value
+    values.update(model_values(models, all_models))
     with admin_transaction() as (_, session):
         team = set_team_policy(session, name, values, create=create, actor=cli_actor())
         summary = ", ".join(f"{k}={getattr(team, k)}" for k in values) or "nothing changed"

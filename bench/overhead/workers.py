@@ -41,6 +41,7 @@ def _pool_side(exits: ExitStack, simulator: SimulatorProcess, workers: int) -> S
     env = {
         "PLUMBLINE_REDIS__URL": REDIS,
         "PLUMBLINE_WORKER__KEY_PREFIX": f"plumbline-bench-workers-{uuid.uuid4().hex[:8]}:",
+        "PLUMBLINE_KEY_INVALIDATION__CHANNEL": "redis",
     }
     gateway = GatewayProcess(config, database, env, args=("--workers", str(workers)))
     exits.enter_context(gateway)

@@ -1,7 +1,8 @@
-"""Routes: create, list, rotate, revoke keys and set their limits (admin keys only).
+"""Routes: create, list, rotate, revoke keys and set their limits and models (admin keys only).
 
 Each change commits in its own transaction and then clears this gateway's key cache, so a
-revoked key stops working here at once; other replicas stop within the cache TTL (30 s).
+revoked key stops working here at once; other processes and replicas within about a second
+with key_invalidation.channel `redis`, else within limits.key_cache_ttl_s (docs/security.md).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from gateway.api.admin_schemas import (
 )
 from gateway.api.deps import AdminDep, StateDep
 from gateway.auth import service
+from gateway.auth.key_terms import key_terms
+from gateway.auth.scopes import listed_scopes
 from gateway.auth.service import as_utc
 from plumbline.models import ApiKey, Team
 from plumbline.repositories import teams as team_repo
@@ -32,10 +35,12 @@ router = APIRouter(prefix="/api/admin/keys", tags=["admin"])
 
 def key_out(key: ApiKey, team: Team, now: datetime) -> KeyOut:
     """A key row as listed."""
-    if key.revoked_at is None:
-        state = "active"
+    if key.revoked_at is not None and as_utc(key.revoked_at) <= now:
+        state = "revoked"
+    elif key.expires_at is not None and as_utc(key.expires_at) <= now:
+        state = "expired"
     else:
-        state = "revoking" if as_utc(key.revoked_at) > now else "revoked"
+        state = "active" if key.revoked_at is None else "revoking"
     return KeyOut(
         prefix=key.prefix,
         team=team.name,
@@ -48,6 +53,11 @@ def key_out(key: ApiKey, team: Team, now: datetime) -> KeyOut:
         tokens_per_minute=key.tokens_per_minute,
         budget_day=float(key.budget_day) if key.budget_day is not None else None,
         budget_month=float(key.budget_month) if key.budget_month is not None else None,
+        scopes=listed_scopes(key.scopes, admin=key.is_admin),
+        expires_at=as_utc(key.expires_at) if key.expires_at else None,
+        last_used_at=as_utc(key.last_used_at) if key.last_used_at else None,
+        note=key.note,
+        allowed_models=key.allowed_models,
     )
 
 
@@ -73,6 +83,8 @@ def list_keys(
 @router.post("", response_model=IssuedKeyOut, status_code=status.HTTP_201_CREATED)
 def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyOut:
     """Create a key (and its team if new); the plaintext is in this response only."""
+    now = datetime.now(UTC)
+    terms = key_terms(body.scopes, body.expires, body.note, admin=body.admin, now=now)
     with state.sessions() as session, session.begin():
         issued = service.create_key(
             session,
@@ -83,7 +95,9 @@ def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyO
             requests_per_minute=body.requests_per_minute,
             tokens_per_minute=body.tokens_per_minute,
             budgets=body.model_dump(include={"budget_day", "budget_month"}, exclude_none=True),
+            allowed_models=body.allowed_models,
             actor=caller.actor,
+            terms=terms,
         )
     return IssuedKeyOut(
         key=issued.plaintext,
@@ -91,6 +105,8 @@ def create_key(body: KeyCreate, caller: AdminDep, state: StateDep) -> IssuedKeyO
         team=issued.team,
         name=issued.name,
         admin=issued.is_admin,
+        scopes=listed_scopes(terms.scopes, admin=issued.is_admin),
+        expires_at=terms.expires_at,
     )
 
 
@@ -134,7 +150,7 @@ def revoke_key(prefix: PrefixPath, caller: AdminDep, state: StateDep) -> KeyOut:
 def set_key_limits(
     prefix: PrefixPath, body: KeyLimits, caller: AdminDep, state: StateDep
 ) -> KeyOut:
-    """Set the limits sent (null clears one: only the team's applies); the others stay."""
+    """Set the limits or model list sent (null clears one: the team's applies); others stay."""
     values = body.model_dump(include=body.model_fields_set)
     with state.sessions() as session, session.begin():
         key = service.set_key_limits(session, prefix, values, actor=caller.actor)

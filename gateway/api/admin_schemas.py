@@ -9,6 +9,7 @@ from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.auth.service import MAX_GRACE_S
+from gateway.governance.model_access import MAX_PATTERN_CHARS, MAX_PATTERNS
 
 Limit = Annotated[int | None, Field(ge=1, le=1_000_000_000)]
 # A spend budget in the price currency (checked exactly by gateway.governance.budgets.policy).
@@ -16,6 +17,11 @@ Budget = Annotated[float | None, Field(ge=0, le=1e12, strict=True)]
 PrefixPath = Annotated[str, Path(min_length=10, max_length=10, pattern="^[0-9a-f]+$")]
 TeamName = Annotated[str, Field(min_length=1, max_length=128)]
 TeamPath = Annotated[str, Path(min_length=1, max_length=128)]
+# Model names or fnmatch patterns (null: every configured model); contents checked by the service.
+ModelList = Annotated[
+    list[Annotated[str, Field(max_length=MAX_PATTERN_CHARS)]] | None,
+    Field(max_length=MAX_PATTERNS),
+]
 
 
 class _In(BaseModel):
@@ -34,15 +40,21 @@ class KeyCreate(_In):
     tokens_per_minute: Limit = None
     budget_day: Budget = None
     budget_month: Budget = None
+    # Checked by the service (clear 400s); left out: inference, read and evals, no expiry.
+    scopes: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=8)] | None = None
+    expires: Annotated[str, Field(max_length=64)] | None = None
+    note: Annotated[str, Field(max_length=2000)] | None = None
+    allowed_models: ModelList = None
 
 
 class KeyLimits(_In):
-    """A key's own limits: fields sent change, null clears one (the team's still applies)."""
+    """A key's own limits and models: fields sent change, null clears one (the team's applies)."""
 
     requests_per_minute: Limit = None
     tokens_per_minute: Limit = None
     budget_day: Budget = None
     budget_month: Budget = None
+    allowed_models: ModelList = None
 
 
 class RotateIn(_In):
@@ -65,6 +77,11 @@ class KeyOut(BaseModel):
     tokens_per_minute: int | None
     budget_day: float | None = None
     budget_month: float | None = None
+    scopes: list[str]
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    note: str | None
+    allowed_models: list[str] | None = None
 
 
 class KeyList(BaseModel):
@@ -81,6 +98,8 @@ class IssuedKeyOut(BaseModel):
     team: str
     name: str
     admin: bool
+    scopes: list[str]
+    expires_at: datetime | None
 
 
 class RotationOut(BaseModel):
@@ -103,6 +122,7 @@ class TeamPolicy(_In):
     budget_day: Budget = None
     budget_month: Budget = None
     budget_soft_fraction: Annotated[float | None, Field(gt=0, le=1)] = None
+    allowed_models: ModelList = None
 
 
 class TeamOut(BaseModel):
@@ -119,6 +139,7 @@ class TeamOut(BaseModel):
     budget_day: float | None = None
     budget_month: float | None = None
     budget_soft_fraction: float | None = None
+    allowed_models: list[str] | None = None
 
 
 class TeamList(BaseModel):

@@ -1,4 +1,4 @@
-"""Routes: list teams and set their rate limits, body storage and retention (admin keys only)."""
+"""Routes: list teams, set their limits, body storage, retention and models (admin keys only)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from evals.alerts.listing import STATUS_FILTERS, acknowledge_alert, alert_detail, list_alerts
 from evals.alerts.views import AlertDetail
 from gateway.api.alert_schemas import AckIn, AlertList
-from gateway.api.deps import CallerDep, SessionDep, team_scope
+from gateway.api.deps import ReadCallerDep, SessionDep, team_scope
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import IdPath, IdQuery
 from gateway.errors import GatewayError
@@ -20,7 +20,7 @@ router = APIRouter(prefix="/api/alerts", tags=["alerts"])
 
 @router.get("", response_model=AlertList)
 def alerts(
-    caller: CallerDep,
+    caller: ReadCallerDep,
     session: SessionDep,
     status: Annotated[str, Query(description=", ".join(STATUS_FILTERS))] = "open",
     suite_id: IdQuery = None,
@@ -36,7 +36,7 @@ def alerts(
 
 
 @router.get("/{alert_id}", response_model=AlertDetail)
-def alert(alert_id: IdPath, caller: CallerDep, session: SessionDep) -> AlertDetail:
+def alert(alert_id: IdPath, caller: ReadCallerDep, session: SessionDep) -> AlertDetail:
     """One alert with its events and notification attempts."""
     with gateway_errors():
         return alert_detail(session, alert_id, team_id=team_scope(caller))
@@ -44,7 +44,7 @@ def alert(alert_id: IdPath, caller: CallerDep, session: SessionDep) -> AlertDeta
 
 @router.post("/{alert_id}/ack", response_model=AlertDetail)
 def acknowledge(
-    alert_id: IdPath, caller: CallerDep, session: SessionDep, body: AckIn | None = None
+    alert_id: IdPath, caller: ReadCallerDep, session: SessionDep, body: AckIn | None = None
 ) -> AlertDetail:
     """Acknowledge a firing alert: it stays open, and is not sent again until it resolves."""
     who = (body.by if body else None) or f"{caller.team_name} key {caller.key_id}"

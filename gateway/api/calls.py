@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from gateway.api.deps import CallerDep, SessionDep, team_scope
+from gateway.api.deps import ReadCallerDep, SessionDep, team_scope
 from gateway.api.schemas import CallBodyOut, CallDetail, CallLogprobsOut, CallPage, CallSummary
 from gateway.errors import GatewayError
 from gateway.proxy.call_kinds.served import no_logprobs_reason
@@ -34,7 +34,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, str]:
 
 @router.get("", response_model=CallPage)
 def list_calls(
-    caller: CallerDep,
+    caller: ReadCallerDep,
     session: SessionDep,
     feature: str | None = None,
     model: str | None = None,
@@ -65,7 +65,7 @@ def list_calls(
 
 
 @router.get("/{call_id}", response_model=CallDetail)
-def get_call(call_id: str, caller: CallerDep, session: SessionDep) -> CallDetail:
+def get_call(call_id: str, caller: ReadCallerDep, session: SessionDep) -> CallDetail:
     """One call with its logprobs and stored bodies."""
     call = call_queries.one_call(session, call_id, team_scope(caller))
     if call is None:

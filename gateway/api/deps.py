@@ -1,4 +1,9 @@
-"""FastAPI dependencies: the gateway state, a database session and the authenticated caller."""
+"""FastAPI dependencies: the gateway state, a database session and the authenticated caller.
+
+Every route declares what it needs: a scoped caller (`InferenceCallerDep`, `ReadCallerDep`,
+`EvalsCallerDep`, `AdminDep`) or `PublicRoute`; tests/security/test_key_scopes.py fails for a
+route that declares neither.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from gateway.auth.keys import KeyInfo, bearer_token
+from gateway.auth.scopes import ADMIN, EVALS, INFERENCE, READ, check_scope, no_key_needed
 from gateway.errors import GatewayError
 from gateway.state import GatewayState
 
@@ -53,17 +59,35 @@ async def get_caller(request: Request, state: StateDep) -> KeyInfo:
     return info
 
 
+# Any valid key: routes use one of the scoped callers below instead.
 CallerDep = Annotated[KeyInfo, Depends(get_caller)]
 
 
-def require_admin(caller: CallerDep) -> KeyInfo:
-    """The caller, who must hold an admin key."""
-    if not caller.is_admin:
-        raise GatewayError(403, "This route needs an admin key.")
-    return caller
+class ScopeCheck:
+    """A route's declared scope: the caller's key must hold it (admin keys hold all), or a 403."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+
+    def __call__(self, caller: CallerDep) -> KeyInfo:
+        """The caller, once it is known to hold the scope."""
+        check_scope(caller, self.scope)
+        return caller
 
 
-AdminDep = Annotated[KeyInfo, Depends(require_admin)]
+def require_scope(scope: str) -> ScopeCheck:
+    """The dependency of a route that needs `scope` (see gateway/auth/scopes.py)."""
+    return ScopeCheck(scope)
+
+
+InferenceCallerDep = Annotated[KeyInfo, Depends(require_scope(INFERENCE))]
+ReadCallerDep = Annotated[KeyInfo, Depends(require_scope(READ))]
+EvalsCallerDep = Annotated[KeyInfo, Depends(require_scope(EVALS))]
+AdminDep = Annotated[KeyInfo, Depends(require_scope(ADMIN))]
+
+
+# The declaration of a route that takes no key: `dependencies=[PublicRoute]`.
+PublicRoute = Depends(no_key_needed)
 
 
 def team_scope(caller: KeyInfo) -> int | None:

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 
 from evals.paraphrases.generation import generate_paraphrases
 from evals.paraphrases.review import list_paraphrases, review_paraphrases
-from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
+from gateway.api.deps import EvalsCallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import (
@@ -23,7 +23,7 @@ router = APIRouter(prefix="/api/evals", tags=["evals"])
 
 @router.get("/suites/{suite_id}/paraphrases", response_model=ParaphraseList)
 def list_suite_paraphrases(
-    suite_id: IdPath, caller: CallerDep, session: SessionDep, status: str | None = None
+    suite_id: IdPath, caller: EvalsCallerDep, session: SessionDep, status: str | None = None
 ) -> ParaphraseList:
     """A suite's paraphrases, optionally of one status (pending, approved, rejected, stale)."""
     with gateway_errors():
@@ -33,7 +33,11 @@ def list_suite_paraphrases(
 
 @router.post("/suites/{suite_id}/paraphrases/generate", response_model=GenerationList)
 async def generate_suite_paraphrases(
-    suite_id: IdPath, body: GenerateRequest, request: Request, caller: CallerDep, state: StateDep
+    suite_id: IdPath,
+    body: GenerateRequest,
+    request: Request,
+    caller: EvalsCallerDep,
+    state: StateDep,
 ) -> GenerationList:
     """Ask an LLM through this gateway for paraphrases; they are stored as pending."""
     with gateway_errors():
@@ -51,7 +55,7 @@ async def generate_suite_paraphrases(
 
 
 @router.post("/paraphrases/approve", response_model=ReviewOut)
-def approve(body: ReviewRequest, caller: CallerDep, session: SessionDep) -> ReviewOut:
+def approve(body: ReviewRequest, caller: EvalsCallerDep, session: SessionDep) -> ReviewOut:
     """Approve paraphrases: later runs send them, in order of approval."""
     with gateway_errors():
         ids = review_paraphrases(session, body.ids, "approved", team_id=team_scope(caller))
@@ -59,7 +63,7 @@ def approve(body: ReviewRequest, caller: CallerDep, session: SessionDep) -> Revi
 
 
 @router.post("/paraphrases/reject", response_model=ReviewOut)
-def reject(body: ReviewRequest, caller: CallerDep, session: SessionDep) -> ReviewOut:
+def reject(body: ReviewRequest, caller: EvalsCallerDep, session: SessionDep) -> ReviewOut:
     """Reject paraphrases: they are never sent."""
     with gateway_errors():
         ids = review_paraphrases(session, body.ids, "rejected", team_id=team_scope(caller))

@@ -51,7 +51,16 @@ class EvalQueue:
 
     def _publish(self, run_id: int, resume: bool) -> None:
         try:
-            self._app.send_task(START_RUN, args=[run_id, resume], queue=START_QUEUE, retry=False)
+            # A connection per publish, closed after it: runs start rarely, and kombu's pooled
+            # connections outlive `Celery.close()` (a shutdown would leave them to the kernel).
+            with self._app.connection_for_write() as connection:
+                self._app.send_task(
+                    START_RUN,
+                    args=[run_id, resume],
+                    queue=START_QUEUE,
+                    retry=False,
+                    connection=connection,
+                )
         except Exception as error:  # kombu, redis-py and socket errors alike
             raise BrokerUnavailable(f"{type(error).__name__}: {error}") from error
 
@@ -64,6 +73,18 @@ class EvalQueue:
             await asyncio.wait_for(publish, timeout=self.timeout_s * 2 + 1)
         except TimeoutError as error:
             raise BrokerUnavailable(f"no answer within {self.timeout_s:g} s") from error
+
+    def close(self) -> None:
+        """Release the producer's broker connections (at the app's shutdown)."""
+        self._app.close()
+
+
+def close_eval_queue(app: Any) -> None:
+    """Close the app's producer if a request built one."""
+    queue: EvalQueue | None = getattr(app.state, "eval_queue", None)
+    if queue is not None:
+        queue.close()
+        app.state.eval_queue = None
 
 
 def eval_queue(request: Request) -> EvalQueue:

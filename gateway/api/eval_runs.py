@@ -23,7 +23,7 @@ from evals.runs.runner import RunnerOptions, execute_run
 from evals.runs.stored_score import load_run_score
 from evals.runs.views import RunDetail, RunView
 from evals.transaction import in_thread_transaction
-from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
+from gateway.api.deps import EvalsCallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client, run_tracing, shared_limits
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_queue import BrokerUnavailable, eval_queue
@@ -89,7 +89,7 @@ async def start_run(
     suite_id: IdPath,
     request: Request,
     background: BackgroundTasks,
-    caller: CallerDep,
+    caller: EvalsCallerDep,
     state: StateDep,
 ) -> RunView:
     """Create a run (all samples pending, committed) and queue it for the workers."""
@@ -120,7 +120,7 @@ async def resume_run(
     run_id: IdPath,
     request: Request,
     background: BackgroundTasks,
-    caller: CallerDep,
+    caller: EvalsCallerDep,
     state: StateDep,
 ) -> RunView:
     """Queue a run's unanswered samples again (after a crash or failures), then its rescoring."""
@@ -144,7 +144,7 @@ async def resume_run(
 
 @router.get("/runs", response_model=RunList)
 def list_runs(
-    caller: CallerDep,
+    caller: EvalsCallerDep,
     session: SessionDep,
     suite_id: IdQuery = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -155,7 +155,7 @@ def list_runs(
 
 
 @router.get("/runs/{run_id}", response_model=RunDetail)
-def get_run(run_id: IdPath, caller: CallerDep, session: SessionDep) -> RunDetail:
+def get_run(run_id: IdPath, caller: EvalsCallerDep, session: SessionDep) -> RunDetail:
     """One run with per-question results and first-divergent-token reports."""
     with gateway_errors():
         return run_detail(session, run_id, team_id=team_scope(caller))
@@ -164,7 +164,7 @@ def get_run(run_id: IdPath, caller: CallerDep, session: SessionDep) -> RunDetail
 @router.get("/runs/{run_id}/report")
 def run_report(
     run_id: IdPath,
-    caller: CallerDep,
+    caller: EvalsCallerDep,
     session: SessionDep,
     format: Literal["html", "csv"] = "html",
 ) -> Response:

@@ -11,7 +11,7 @@ from evals.suites.channels import check_suite_channels
 from evals.suites.importer import import_suite, parse_suite
 from evals.suites.listing import suite_view, suite_views
 from evals.suites.views import SuiteView
-from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
+from gateway.api.deps import EvalsCallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import IdPath, SuiteImportOut, SuiteList
 from gateway.errors import GatewayError
@@ -56,7 +56,7 @@ SUITE_BODY = {
     openapi_extra=SUITE_BODY,
 )
 def import_suite_route(
-    document: DocumentDep, caller: CallerDep, session: SessionDep, state: StateDep
+    document: DocumentDep, caller: EvalsCallerDep, session: SessionDep, state: StateDep
 ) -> SuiteImportOut:
     """Create or update a suite from YAML (any non-JSON content type) or a JSON object."""
     text, is_json = document
@@ -82,14 +82,14 @@ def import_suite_route(
 
 
 @router.get("", response_model=SuiteList)
-def list_suites(caller: CallerDep, session: SessionDep) -> SuiteList:
+def list_suites(caller: EvalsCallerDep, session: SessionDep) -> SuiteList:
     """Suites of the caller's team (every team for an admin key)."""
     views = suite_views(session, team_id=team_scope(caller))
     return SuiteList(data=views)
 
 
 @router.get("/{suite_id}", response_model=SuiteView)
-def get_suite(suite_id: IdPath, caller: CallerDep, session: SessionDep) -> SuiteView:
+def get_suite(suite_id: IdPath, caller: EvalsCallerDep, session: SessionDep) -> SuiteView:
     """One suite with its questions and paraphrase review state."""
     with gateway_errors():
         return suite_view(session, suite_id, team_id=team_scope(caller))

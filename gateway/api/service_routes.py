@@ -8,14 +8,14 @@ from typing import Any
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from gateway.api.deps import CallerDep, StateDep
+from gateway.api.deps import InferenceCallerDep, PublicRoute, StateDep
 from gateway.errors import error_body
 from gateway.worker_pool.pool_metrics import pool_exposition
 
 router = APIRouter()
 
 
-@router.get("/health", tags=["service"])
+@router.get("/health", tags=["service"], dependencies=[PublicRoute])
 def health(state: StateDep) -> dict[str, Any]:
     """Liveness plus whether calls are being written or spooled."""
     backends = state.backends.all()
@@ -27,7 +27,7 @@ def health(state: StateDep) -> dict[str, Any]:
     }
 
 
-@router.get("/metrics", tags=["service"])
+@router.get("/metrics", tags=["service"], dependencies=[PublicRoute])
 def metrics(state: StateDep) -> Response:
     """Prometheus exposition of the gateway's metrics (404 when the environment turned it off)."""
     if not state.prometheus_metrics:
@@ -44,10 +44,13 @@ def metrics(state: StateDep) -> Response:
 
 
 @router.get("/v1/models", tags=["openai"])
-def models(state: StateDep, caller: CallerDep) -> dict[str, Any]:
-    """The configured models, with what their backends report (such as max_model_len)."""
+def models(state: StateDep, caller: InferenceCallerDep) -> dict[str, Any]:
+    """The models the caller may call, with what their backends report (such as max_model_len)."""
     data = []
+    allowed = set(caller.models.visible(state.config.model_names))
     for model in state.config.models:
+        if model.name not in allowed:
+            continue  # another team's model: not even its name is shown
         entry: dict[str, Any] = {
             "id": model.name,
             "object": "model",

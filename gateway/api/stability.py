@@ -14,7 +14,7 @@ from gateway.api.alert_schemas import (
     NearTieOut,
     NearTieReport,
 )
-from gateway.api.deps import CallerDep, SessionDep, team_scope
+from gateway.api.deps import ReadCallerDep, SessionDep, team_scope
 from gateway.errors import GatewayError
 from gateway.stability.near_tie_queries import near_tie_features
 
@@ -33,7 +33,7 @@ def _window(since: datetime | None, until: datetime | None) -> tuple[datetime, d
 
 @router.get("/near-ties", response_model=NearTieReport)
 def near_ties(
-    caller: CallerDep,
+    caller: ReadCallerDep,
     session: SessionDep,
     since: datetime | None = None,
     until: datetime | None = None,
@@ -56,7 +56,7 @@ def near_ties(
 
 @router.get("/live", response_model=LiveAgreementReport)
 def live_agreement(
-    caller: CallerDep, session: SessionDep, since: datetime | None = None
+    caller: ReadCallerDep, session: SessionDep, since: datetime | None = None
 ) -> LiveAgreementReport:
     """Agreement of resampled production calls with their originals, per feature."""
     since, _ = _window(since, None)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from gateway.api.deps import CallerDep, SessionDep, team_scope
+from gateway.api.deps import ReadCallerDep, SessionDep, team_scope
 from gateway.api.schemas import EndpointUsage, UsageReport, UsageRow
 from gateway.errors import GatewayError
 from gateway.usage.usage_read import usage_groups
@@ -33,7 +33,7 @@ def per_endpoint(rows: list[UsageRow]) -> list[EndpointUsage]:
 
 @router.get("", response_model=UsageReport)
 def usage(
-    caller: CallerDep,
+    caller: ReadCallerDep,
     session: SessionDep,
     since: datetime | None = None,
     until: datetime | None = None,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from gateway.api.deps import CallerDep, StateDep
+from gateway.api.deps import ReadCallerDep, StateDep
 from gateway.api.schemas import BudgetOut, BudgetReport
 from gateway.errors import GatewayError
 from gateway.governance.budgets.lines import BudgetLine
@@ -19,7 +19,7 @@ router = APIRouter(prefix="/api/usage", tags=["usage"])
 
 @router.get("/budgets", response_model=BudgetReport)
 async def budgets(
-    caller: CallerDep,
+    caller: ReadCallerDep,
     state: StateDep,
     team: Annotated[str | None, Query(max_length=128, description="admin keys only")] = None,
 ) -> BudgetReport:

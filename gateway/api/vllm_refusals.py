@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from gateway.api.deps import PublicRoute
 from gateway.api.vllm_route_table import OPERATOR, REFUSED, VLLM_ROUTES, refusal_message
 from gateway.errors import error_body
 
@@ -22,7 +23,8 @@ def _answer(message: str) -> Callable[[Request], Awaitable[Response]]:
 
 def vllm_refusals_router() -> APIRouter:
     """A 404 route, whatever the method or key, for each refused or operator path of vLLM."""
-    router = APIRouter(include_in_schema=False)
+    # The same 404 for every caller: no key is asked for, so none is refused.
+    router = APIRouter(include_in_schema=False, dependencies=[PublicRoute])
     for path, decision in VLLM_ROUTES.items():
         if decision.decision in (REFUSED, OPERATOR):
             router.add_api_route(

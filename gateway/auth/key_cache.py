@@ -19,10 +19,11 @@ from gateway.auth.invalidation.changes import KeyChange
 from gateway.auth.invalidation.channel_state import ChannelState
 from gateway.auth.key_lookups import KeyLookups
 from gateway.auth.keys import KeyInfo, split_key
-from gateway.auth.lookup_errors import FailedLookupsThrottled, KeyLookupsBusy
+from gateway.auth.last_use import LastUse
+from gateway.auth.lookup_errors import FailedLookupsThrottled, KeyExpired, KeyLookupsBusy
 from gateway.auth.lookup_throttle import FailedLookupThrottle
 from gateway.auth.prefix_flights import PrefixFlights
-from gateway.config import KeyLookupLimits
+from gateway.config import KeyLastUsed, KeyLookupLimits
 
 log = logging.getLogger(__name__)
 POSITIVE_TTL_S = 30.0
@@ -55,12 +56,15 @@ class KeyCache:
         lookups: KeyLookups,
         ttl_s: float = POSITIVE_TTL_S,
         limits: KeyLookupLimits | None = None,
+        last_use: LastUse | None = None,
     ) -> None:
         self._sessions = sessions
         self._pepper = pepper
         self._lookups = lookups
         self.ttl_s = ttl_s
         self.limits = limits or KeyLookupLimits()
+        # Uses of granted keys, flushed to the database in batches by the lifecycle.
+        self.last_use = last_use or LastUse(KeyLastUsed().max_keys)
         self._entries: OrderedDict[bytes, Granted] = OrderedDict()
         self._unknown: OrderedDict[bytes, float] = OrderedDict()
         # Prefixes of keys granted here: their lookups get threads a flood of others cannot take.
@@ -89,8 +93,18 @@ class KeyCache:
     async def resolve(self, plaintext: str, client: str | None = None) -> KeyInfo | None:
         """A key's grants: from memory when fresh (or stale while refreshed), else the database.
 
-        `client` is the caller's address, whose failed lookups are throttled (a 429).
+        `client` is the caller's address, whose failed lookups are throttled (a 429). A key past
+        its `expires_at` is a KeyExpired (401), compared here so a cached verdict ends on time.
         """
+        info = await self._resolve(plaintext, client)
+        if info is None:
+            return None
+        if info.expires_at is not None and info.expires_at <= datetime.now(UTC):
+            raise KeyExpired(info.expires_at)
+        self.last_use.note(info.key_id)
+        return info
+
+    async def _resolve(self, plaintext: str, client: str | None) -> KeyInfo | None:
         parts = split_key(plaintext)
         if parts is None:
             return None  # not a key at all: nothing to look up

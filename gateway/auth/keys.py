@@ -5,9 +5,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
+
+from gateway.auth.scopes import LEGACY_SCOPES
+from gateway.governance.model_access import ModelAccess
 
 if TYPE_CHECKING:
     from gateway.governance.budgets.limits import BudgetLimits
@@ -46,6 +49,12 @@ class KeyInfo:
     revokes_at: datetime | None = None
     # Spend budgets of the key and its team (gateway.governance.budgets); None: none set.
     budget: BudgetLimits | None = None
+    # Scopes and expiry (gateway/auth/scopes.py): what the key may do, and until when; an
+    # expired key is refused at resolve time, also from the key cache.
+    scopes: frozenset[str] = LEGACY_SCOPES
+    expires_at: datetime | None = None
+    # Model access: the team's and the key's model lists (admin keys get none: every model).
+    models: ModelAccess = field(default_factory=ModelAccess)
 
     @property
     def actor(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 from gateway.errors import GatewayError
 
@@ -31,3 +32,14 @@ class KeyLookupsBusy(GatewayError):
             503, "The gateway is verifying too many unknown API keys right now; retry shortly."
         )
         self.headers = _retry_headers(1.0)
+
+
+class KeyExpired(GatewayError):
+    """401: the key was valid but its `expires_at` has passed."""
+
+    def __init__(self, expired_at: datetime) -> None:
+        super().__init__(
+            401,
+            f"This API key expired at {expired_at.isoformat(timespec='seconds')}; ask an admin "
+            "for a new one (`plumbline keys create --team NAME --expires 90d`) and use it instead.",
+        )

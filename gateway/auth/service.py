@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from gateway.auth.audit import record_action
 from gateway.auth.invalidation.changes import KeyChange, record_change
+from gateway.auth.key_terms import KeyTerms
 from gateway.auth.keys import (
     DUMMY_HASH,
     DUMMY_SALT,
@@ -17,9 +19,12 @@ from gateway.auth.keys import (
     split_key,
     verify_secret,
 )
+from gateway.auth.scopes import parse_scopes
 from gateway.errors import GatewayError
 from gateway.governance.budgets.limits import budget_limits
 from gateway.governance.budgets.policy import BUDGET_FIELDS, audit_values, check_budgets
+from gateway.governance.model_access import ModelAccess
+from gateway.governance.model_lists import model_access, model_list
 from gateway.retention.classes import retention_class
 from plumbline.models import ApiKey, Team
 from plumbline.repositories import teams as team_repo
@@ -36,6 +41,7 @@ class IssuedKey:
     team: str
     is_admin: bool
     name: str = "default"
+    terms: KeyTerms = field(default_factory=KeyTerms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +73,23 @@ def create_key(
     requests_per_minute: int | None = None,
     tokens_per_minute: int | None = None,
     budgets: dict[str, object] | None = None,
+    allowed_models: list[str] | None = None,
     actor: str = "cli",
+    terms: KeyTerms | None = None,
 ) -> IssuedKey:
-    """Create a key for a team, creating the team if it is new; audited."""
+    """Create a key for a team, creating the team if it is new; audited.
+
+    `terms` (`gateway.auth.key_terms.key_terms`, validated): scopes, expiry, note; without
+    them a team key holds inference, read and evals and never expires.
+    """
+    terms = terms or KeyTerms()
     _check_limit(requests_per_minute, "requests_per_minute")
     _check_limit(tokens_per_minute, "tokens_per_minute")
     budgets = dict(budgets or {})
     if set(budgets) - set(BUDGET_FIELDS):
         raise GatewayError(400, f"Key budgets are {', '.join(BUDGET_FIELDS)}.")
     check_budgets(budgets)
+    allowed_models = model_list(allowed_models, admin=admin)
     team = team_repo.team_by_name(session, team_name)
     if team is None:
         team = team_repo.add_team(session, team_name)
@@ -93,16 +107,21 @@ def create_key(
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
         **budgets,
+        scopes=terms.scopes,
+        expires_at=terms.expires_at,
+        note=terms.note,
+        allowed_models=allowed_models,
     )
-    record_action(
-        session,
-        actor,
-        "key.create",
-        team_id=team.id,
-        target=new.prefix,
-        details={"admin": admin, "name": name, **audit_values(budgets)},
-    )
-    return IssuedKey(new.plaintext, new.prefix, team.name, admin, name)
+    details: dict[str, object] = {
+        "admin": admin,
+        "name": name,
+        **terms.audited(),
+        **audit_values(budgets),
+    }
+    if allowed_models is not None:
+        details["allowed_models"] = allowed_models
+    record_action(session, actor, "key.create", team_id=team.id, target=new.prefix, details=details)
+    return IssuedKey(new.plaintext, new.prefix, team.name, admin, name, terms)
 
 
 def _usable_key(session: Session, prefix: str, now: datetime) -> tuple[ApiKey, Team]:
@@ -115,12 +134,19 @@ def _usable_key(session: Session, prefix: str, now: datetime) -> tuple[ApiKey, T
 def rotate_key(
     session: Session, prefix: str, pepper: str, *, grace_s: int = 0, actor: str = "cli"
 ) -> Rotation:
-    """Issue a new key like the old one (team, admin scope, name, limits); revoke the old one
-    now, or when `grace_s` seconds have passed so clients can switch over."""
+    """Issue a new key like the old one (team, admin, scopes, expiry, note, name, limits);
+    revoke the old one now, or when `grace_s` seconds have passed so clients can switch over."""
     if not 0 <= grace_s <= MAX_GRACE_S:
         raise GatewayError(400, f"`grace_s` must be between 0 and {MAX_GRACE_S}.", "grace_s")
     now = datetime.now(UTC)
     old, team = _usable_key(session, prefix, now)
+    if old.expires_at is not None and as_utc(old.expires_at) <= now:
+        raise GatewayError(
+            400,
+            f"Key `{prefix}` expired at {as_utc(old.expires_at).isoformat(timespec='seconds')}: "
+            "a rotation would make an expired key too; create a new one with `--expires`.",
+            "prefix",
+        )
     new = generate_key(pepper)
     team_repo.add_key(
         session,
@@ -134,6 +160,11 @@ def rotate_key(
         tokens_per_minute=old.tokens_per_minute,
         budget_day=old.budget_day,
         budget_month=old.budget_month,
+        scopes=old.scopes,
+        expires_at=old.expires_at,
+        note=old.note,
+        # The new key may call what the old one could: a rotation never widens access.
+        allowed_models=old.allowed_models,
     )
     ends = now + timedelta(seconds=grace_s)
     if old.revoked_at is not None and as_utc(old.revoked_at) < ends:
@@ -148,7 +179,8 @@ def rotate_key(
         target=prefix,
         details={"new_prefix": new.prefix, "old_revoked_at": ends.isoformat()},
     )
-    issued = IssuedKey(new.plaintext, new.prefix, team.name, old.is_admin, old.name)
+    terms = KeyTerms(old.scopes, old.expires_at, old.note)
+    issued = IssuedKey(new.plaintext, new.prefix, team.name, old.is_admin, old.name, terms)
     return Rotation(issued, prefix, ends)
 
 
@@ -164,10 +196,12 @@ def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
 
 
 def set_key_limits(
-    session: Session, prefix: str, values: dict[str, object], *, actor: str = "cli"
+    session: Session, prefix: str, values: dict[str, Any], *, actor: str = "cli"
 ) -> ApiKey:
-    """Set (or clear, with None) the given limits and budgets of a key; the others stay. Audited."""
-    unknown = set(values) - {"requests_per_minute", "tokens_per_minute", *BUDGET_FIELDS}
+    """Set (or clear, with None) the given limits, budgets or model list of a key; the others
+    stay. Audited."""
+    known = {"requests_per_minute", "tokens_per_minute", "allowed_models", *BUDGET_FIELDS}
+    unknown = set(values) - known
     if unknown:
         raise GatewayError(400, f"Unknown key settings: {', '.join(sorted(unknown))}.")
     for name in ("requests_per_minute", "tokens_per_minute"):
@@ -177,6 +211,8 @@ def set_key_limits(
         _check_limit(value, name)
     check_budgets(values)
     key, team = _usable_key(session, prefix, datetime.now(UTC))
+    if "allowed_models" in values:
+        values["allowed_models"] = model_list(values["allowed_models"], admin=key.is_admin)
     for name, value in values.items():
         setattr(key, name, value)
     session.flush()
@@ -209,6 +245,10 @@ def _grants(key: ApiKey, team: Team) -> KeyInfo:
             team.budget_month,
             team.budget_soft_fraction,
         ),
+        scopes=parse_scopes(key.scopes),
+        expires_at=as_utc(key.expires_at) if key.expires_at is not None else None,
+        # Admin keys (eval workers, the resampler) call every model; acting for a team, its list.
+        models=ModelAccess() if key.is_admin else model_access(team, key),
     )
 
 
@@ -242,4 +282,5 @@ def team_info(session: Session, name: str) -> KeyInfo | None:
         requests_per_minute=team.requests_per_minute,
         tokens_per_minute=team.tokens_per_minute,
         retention_days=retention_class(team.retention_days),
+        models=model_access(team, None),
     )

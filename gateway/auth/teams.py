@@ -1,4 +1,4 @@
-"""Team policies: rate limits, body storage and retention, set by an admin and audited."""
+"""Team policies: rate limits, body storage, retention and models, set by an admin; audited."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from gateway.auth.audit import record_action
 from gateway.auth.invalidation.changes import KeyChange, record_change
 from gateway.errors import GatewayError
 from gateway.governance.budgets.policy import TEAM_BUDGET_FIELDS, audit_values, check_budgets
+from gateway.governance.model_lists import model_list
 from gateway.retention.classes import check_retention_days
 from plumbline.models import Team
 from plumbline.repositories import teams as team_repo
@@ -20,6 +21,7 @@ POLICY_FIELDS = (
     "store_bodies",
     "retention_days",
     *TEAM_BUDGET_FIELDS,
+    "allowed_models",
 )
 
 
@@ -38,6 +40,8 @@ def _check(values: dict[str, Any]) -> None:
         raise GatewayError(400, str(error), "retention_days") from None
     if values.get("retention_days") == 0:
         values["retention_days"] = None  # 0 and null both mean: keep
+    if "allowed_models" in values:
+        values["allowed_models"] = model_list(values["allowed_models"])
 
 
 def set_team_policy(

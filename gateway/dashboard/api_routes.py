@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query
 
 from evals.runs.repository import runs as run_repo
 from gateway.api import usage_budgets
-from gateway.api.deps import CallerDep, SessionDep, StateDep, team_scope
+from gateway.api.deps import ReadCallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_schemas import IdPath
 from gateway.api.schemas import BudgetReport
 from gateway.dashboard import sample_queries, traffic_queries
@@ -31,7 +31,7 @@ SOURCES = ("product", "eval", "live_sample")
 
 
 @router.get("/me", response_model=CallerOut)
-def me(caller: CallerDep) -> CallerOut:
+def me(caller: ReadCallerDep) -> CallerOut:
     """The team of the presented key, and whether it is an admin key."""
     return CallerOut(
         key_id=caller.key_id, team_id=caller.team_id, team=caller.team_name, admin=caller.is_admin
@@ -40,7 +40,7 @@ def me(caller: CallerDep) -> CallerOut:
 
 @router.get("/budgets", response_model=BudgetReport)
 async def budgets(
-    caller: CallerDep,
+    caller: ReadCallerDep,
     state: StateDep,
     team: Annotated[str | None, Query(max_length=128, description="admin keys only")] = None,
 ) -> BudgetReport:
@@ -56,7 +56,7 @@ def _aligned(since: datetime, until: datetime, step_s: int) -> tuple[int, int]:
 
 @router.get("/traffic", response_model=TrafficReport)
 def traffic(
-    caller: CallerDep,
+    caller: ReadCallerDep,
     session: SessionDep,
     since: datetime | None = None,
     until: datetime | None = None,
@@ -108,7 +108,7 @@ QuestionKey = Annotated[str, Path(min_length=1, max_length=128)]
 
 @router.get("/runs/{run_id}/questions/{question_key}/samples", response_model=QuestionSamples)
 def question_samples(
-    run_id: IdPath, question_key: QuestionKey, caller: CallerDep, session: SessionDep
+    run_id: IdPath, question_key: QuestionKey, caller: ReadCallerDep, session: SessionDep
 ) -> QuestionSamples:
     """Every sample of one question of a run, with the wordings it was asked in."""
     run = run_repo.run_by_id(session, run_id, team_scope(caller))

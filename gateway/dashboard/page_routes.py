@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import RedirectResponse
 
+from gateway.auth.scopes import no_key_needed
 from gateway.dashboard.assets import Asset, DashboardBundle
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -51,7 +52,7 @@ def _not_found() -> Response:
 
 def page_router(bundle: DashboardBundle) -> APIRouter:
     """GET /dashboard (the page) and /dashboard/static/{build}/{name} (its files)."""
-    router = APIRouter(include_in_schema=False)
+    router = APIRouter(include_in_schema=False, dependencies=[Depends(no_key_needed)])
 
     @router.api_route("/dashboard", methods=["GET", "HEAD"])
     def page(request: Request) -> Response:

@@ -1,1 +1,1 @@
-"""Governance of spend and access: budgets per team and key."""
+"""Governance of a shared gateway: model access, spend budgets, load shedding and vLLM priority."""

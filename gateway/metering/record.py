@@ -91,6 +91,8 @@ class CallRecord:
     tracestate: str | None = None
     # The span the gateway span links to: an eval question's (X-Plumbline-Trace-Link, admin only).
     trace_link: ParentContext | None = None
+    # Why load shedding refused the call (eval, live_sample, over_fair_share); None: it did not.
+    shed_reason: str | None = None
 
     # Records are pickled to the recorder process by the gateway's hand-off thread, which holds
     # the GIL meanwhile: their state is the bare values in slot order, gathered in C.

@@ -72,6 +72,8 @@ class Outcome:
     t_done: float
     failure: Failure | None = None
     cancelled: bool = False
+    # Why load shedding refused the call, if it did.
+    shed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,4 +82,5 @@ def assemble_record(
         trace_sampled=arrival.trace.sampled,
         tracestate=arrival.trace.tracestate,
         trace_link=arrival.trace.link,
+        shed_reason=outcome.shed,
     )

@@ -15,10 +15,12 @@ import orjson
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.auth.keys import KeyInfo
+from gateway.auth.scopes import INFERENCE, check_scope
 from gateway.auth.traffic_labels import check_trace_link, check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.governance.budgets.lines import Hold
+from gateway.governance.shedding import Admission
 from gateway.ids import new_call_id, new_request_id
 from gateway.metering.metered import Failure
 from gateway.metering.record import CallRecord
@@ -52,6 +54,9 @@ CUT_REPLY_TIMEOUT_S = 0.5
 
 class ProxyEndpoint:
     """One OpenAI endpoint, proxied to the model's backends and recorded."""
+
+    # The scope its key must hold (declared, like each API route's; checked in ProxyCall).
+    scope = INFERENCE
 
     def __init__(self, kind: CallKind) -> None:
         self.kind = kind
@@ -110,6 +115,8 @@ class ProxyCall:
         self.hold: Hold | None = None  # what it holds of its spend budgets, once admitted
         # The request's upload, for kinds whose body is streamed upstream as it arrives.
         self.upload: RequestUpload | None = None
+        # The call's pass through load shedding, once its model is known.
+        self.admission: Admission | None = None
 
     def _fail(self, error: GatewayError) -> None:
         self.failure = Failure.of(error.status, error.error_type, error.message)
@@ -143,6 +150,8 @@ class ProxyCall:
         finally:
             record = self._record(perf_counter())
             self.state.sink.submit(record)
+            if self.admission is not None:
+                self.admission.leave()
             if self.grant is not None:
                 await self.state.limiter.settle(self.grant, tokens_used(record))
             if self.hold is not None:
@@ -152,6 +161,7 @@ class ProxyCall:
         relay = self.relay
         delivery = Delivery(self.forwarder.backend, relay.response_body, relay.overhead_s)
         metered = relay.metered()
+        shed = self.admission.shed if self.admission is not None else None
         if self.upload is not None:
             metered = self.upload.completed(metered)
         return assemble_record(
@@ -162,7 +172,7 @@ class ProxyCall:
             self.kept,
             metered,
             delivery,
-            Outcome(t_done, self.failure, self.cancelled),
+            Outcome(t_done, self.failure, self.cancelled, shed),
         )
 
     async def _cut_by_server(self) -> None:
@@ -192,8 +202,13 @@ class ProxyCall:
         self.params = sampling_params(payload)
         fields = self.kind.read_fields(payload)
         self.params = with_fields(self.params, fields)
-        model = self._model(payload)
+        model = self._model(payload, key)
         self.kind.admit(payload, fields, model, limits)
+        attribution = self.attribution
+        admission = self.admission = self.state.shedder.admit(
+            model, attribution.source, attribution.team_id, attribution.team_name
+        )
+        admission.enter()  # a 503 if the saturated model sheds this call
         assert self.presented is not None
         reserve = reserved_tokens(fields, limits.rate_limits.assumed_max_tokens)
         self.grant = await self.state.limiter.admit(self.presented, reserve)
@@ -209,6 +224,8 @@ class ProxyCall:
             salted=salted,
         )
         self.kind.confine(payload)
+        # The gateway, not the client, sets vLLM's `priority` on priority-scheduled models.
+        prioritised = self.kind.takes_priority and upload is None and admission.prioritise(payload)
         sampler = self.state.sampler
         order = (
             self.kind.live_sampled
@@ -233,7 +250,8 @@ class ProxyCall:
             upstream_body = self._encode(payload)
         else:
             # A vLLM request always changed: it carries the team's cache salt.
-            upstream_body = self._encode(payload) if plan.changed or salted else body
+            changed = plan.changed or salted or prioritised
+            upstream_body = self._encode(payload) if changed else body
         if upload is not None:
             upstream_body = upload.upstream(payload, model)
         prefix = self._prefix(payload, model)
@@ -271,10 +289,11 @@ class ProxyCall:
         self.attribution = replace(self.attribution, key_id=info.key_id)
         self.presented = info
         try:
+            check_scope(info, ProxyEndpoint.scope)
             check_traffic_label(info, self.arrival.feature)
             check_trace_link(info, bool(self.link_values))
         except GatewayError:
-            # A refused label is not counted as eval traffic.
+            # A refused scope or label is the team's call, not counted as eval traffic.
             self.attribution = replace(self.attribution.to_team(info), source="product")
             raise
         self.arrival = replace(self.arrival, trace=linked(self.arrival.trace, self.link_values))
@@ -302,6 +321,7 @@ class ProxyCall:
             store_bodies=acting.store_bodies,
             retention_days=acting.retention_days,
             prefix=info.prefix,
+            models=acting.models,  # the acting team's model list, not the admin key's
         )
 
     @staticmethod
@@ -324,13 +344,16 @@ class ProxyCall:
                 400, "Request body nests too deeply (at most 254 levels).", "body"
             ) from None
 
-    def _model(self, payload: dict[str, Any]) -> ModelConfig:
+    def _model(self, payload: dict[str, Any], key: KeyInfo) -> ModelConfig:
         name = payload.get("model")
         if not isinstance(name, str) or not name:
             raise GatewayError(400, "You must provide a model name in the `model` field.", "model")
-        model = self.state.config.model(name)
-        if model is None:
-            valid = ", ".join(m.name for m in self.state.config.models)
+        config = self.state.config
+        model = config.model(name)
+        if model is None or not key.models.permits(name, config.model_names):
+            # A model the key may not call reads as one that does not exist, and the list
+            # names only the key's own: nothing tells of other teams' models.
+            valid = ", ".join(key.models.visible(config.model_names)) or "none for this key"
             raise GatewayError(
                 404, f"The model `{name[:200]}` does not exist. Valid models: {valid}.", "model"
             )

@@ -130,7 +130,7 @@ class StoredResponseCall(ProxyCall):
     placement: SettlingPlacement | None = None
 
     async def _handle(self) -> None:
-        await self._authenticate()
+        key = await self._authenticate()
         limits = self.state.config.limits
         # A cancel's body is ignored, as vLLM ignores it; it is bounded all the same.
         await read_body(
@@ -142,6 +142,10 @@ class StoredResponseCall(ProxyCall):
             raise ResponseNotFound(self.response_id)  # nothing is stored: no lookup to make
         owners = self.state.response_owners
         owner = await owned_by(owners, self.response_id, self.attribution.team_id)
+        access = key.models
+        if access.restricted and not access.permits(owner.model, self.state.config.model_names):
+            # Made with a model this key may not call: it reads as an unknown id, like others.
+            raise ResponseNotFound(self.response_id)
         model = self.state.config.model(owner.model)
         if model is None:
             unavailable = held_on(owner.response_id, owner.model)

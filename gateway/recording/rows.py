@@ -93,6 +93,7 @@ def call_row(
         "status_code": record.status_code,
         "cancelled": record.cancelled,
         "error_type": record.error_type,
+        "shed_reason": record.shed_reason,
         "error_message": policy.message(record.error_message) if policy else record.error_message,
         "finish_reason": record.finish_reason,
         "response_id": record.response_id,

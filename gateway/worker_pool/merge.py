@@ -24,6 +24,7 @@ GAUGE_AGGREGATION: dict[str, Aggregation] = {
     "plumbline_spool_pending_files": "sum",
     "plumbline_event_loop_tasks": "sum",
     "plumbline_key_lookups": "sum",
+    "plumbline_shedding_product_in_flight": "sum",
     "process_resident_memory_bytes": "sum",
     "process_virtual_memory_bytes": "sum",
     "process_open_fds": "sum",

@@ -19,7 +19,7 @@ class PoolConfigError(ValueError):
     """The configuration cannot be served by several processes."""
 
 
-def check_pool_config(config: GatewayConfig, workers: int) -> None:
+def check_pool_config(config: GatewayConfig, workers: int, invalidation_channel: str) -> None:
     """Refuse settings whose state is per process and would be wrong N times over."""
     if workers <= 1:
         return
@@ -34,6 +34,13 @@ def check_pool_config(config: GatewayConfig, workers: int) -> None:
         raise PoolConfigError(
             f"--workers {workers} needs the recorder process: recording.in_process has no "
             "spool lock, so a dead worker's spool would not be replayed; remove the setting"
+        )
+    if invalidation_channel == "none":
+        raise PoolConfigError(
+            f"--workers {workers} with key_invalidation.channel: none would let a key revoked "
+            "through one worker keep working on the others for up to limits.key_cache_ttl_s; "
+            "set PLUMBLINE_KEY_INVALIDATION__CHANNEL=redis (PLUMBLINE_REDIS__URL), which "
+            "drops it on every worker and replica within a second"
         )
 
 

@@ -1,7 +1,7 @@
 """teams.budget_day/_month/_soft_fraction, api_keys.budget_day/_month: spend budgets
 
 Revision ID: c5d7e9f1a3b6
-Revises: e7a1c3f5b920
+Revises: 5c7e9a1b3d24
 Create Date: 2026-12-03 14:00:00.000000
 
 Nullable columns: existing teams and keys have no budget, as before.
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "c5d7e9f1a3b6"
-down_revision: str | None = "e7a1c3f5b920"
+down_revision: str | None = "5c7e9a1b3d24"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -9,6 +9,7 @@ from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, Numeric, String, 
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
+from plumbline.db.types import JsonDocument
 
 
 class ApiKey(Base):
@@ -34,3 +35,14 @@ class ApiKey(Base):
     # Spend budgets of this key alone per UTC day and month (NULL: only the team's apply).
     budget_day: Mapped[Decimal | None] = mapped_column(Numeric(18, 6), nullable=True)
     budget_month: Mapped[Decimal | None] = mapped_column(Numeric(18, 6), nullable=True)
+    # Comma-separated scopes (gateway/auth/scopes.py); NULL: a key older than scopes, which keeps
+    # inference, read and evals. Admin keys hold every scope whatever this says.
+    scopes: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The key stops working then (401 naming the time); NULL: it never expires.
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Written in batches by each gateway process, so it lags the last call by up to a flush.
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The owner's note: who holds the key and what for.
+    note: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    # Narrows the team's model list further: a call needs both (NULL: the team's list alone).
+    allowed_models: Mapped[list[str] | None] = mapped_column(JsonDocument, nullable=True)

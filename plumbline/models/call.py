@@ -66,6 +66,8 @@ class Call(Base):
     cancelled: Mapped[bool] = mapped_column(Boolean, default=False)
     error_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Why load shedding refused the call (eval, live_sample, over_fair_share); NULL: it did not.
+    shed_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
     finish_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
     # The backend's response `id` and the model it says answered (cut to 256 by the gateway).
     response_id: Mapped[str | None] = mapped_column(String(256), nullable=True)

@@ -9,6 +9,7 @@ from sqlalchemy import Boolean, DateTime, Float, Integer, Numeric, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
+from plumbline.db.types import JsonDocument
 
 
 class Team(Base):
@@ -27,6 +28,8 @@ class Team(Base):
     budget_day: Mapped[Decimal | None] = mapped_column(Numeric(18, 6), nullable=True)
     budget_month: Mapped[Decimal | None] = mapped_column(Numeric(18, 6), nullable=True)
     budget_soft_fraction: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Model names or fnmatch patterns its keys may call (NULL: every configured model).
+    allowed_models: Mapped[list[str] | None] = mapped_column(JsonDocument, nullable=True)
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.current_timestamp()
     )

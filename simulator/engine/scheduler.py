@@ -68,8 +68,20 @@ class Engine:
         self.metrics.record_request(len(handle.sequences), handle.max_tokens)
         for sequence in handle.sequences:
             sequence.arrival = arrival
-            self.waiting.append(sequence)
+            self._enqueue(sequence)
         self._wake.set()
+
+    def _enqueue(self, sequence: EngineSequence) -> None:
+        """Join the queue: at its end, or under `priority` before the first less urgent one."""
+        if self.timing.scheduling_policy == "fcfs":
+            self.waiting.append(sequence)
+            return
+        urgency = sequence.handle.priority
+        for place, queued in enumerate(self.waiting):
+            if queued.handle.priority > urgency:
+                self.waiting.insert(place, sequence)
+                return
+        self.waiting.append(sequence)
 
     def abort(self, handle: RequestHandle) -> bool:
         """Cancel a request at once and free its slots; False if it had already ended."""

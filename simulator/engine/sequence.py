@@ -74,13 +74,17 @@ class RequestHandle:
         "event",
         "failed",
         "max_tokens",
+        "priority",
         "remaining",
         "sequences",
         "use_prefix_cache",
     )
 
-    def __init__(self, use_prefix_cache: bool, max_tokens: int, arrival: float = 0.0) -> None:
+    def __init__(
+        self, use_prefix_cache: bool, max_tokens: int, arrival: float = 0.0, priority: int = 0
+    ) -> None:
         self.arrival = arrival
+        self.priority = priority
         self.use_prefix_cache = use_prefix_cache
         self.max_tokens = max_tokens
         self.sequences: list[EngineSequence] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import select
@@ -58,3 +59,45 @@ def test_rotate_limits_and_team_policies(tmp_path: Path) -> None:
     engine.dispose()
     assert actions == ["key.create", "key.rotate", "key.limits", "team.policy"]
     assert all(a.startswith("cli") for a in actors)
+
+
+def test_keys_create_with_scopes_expiry_and_note_and_their_listing(tmp_path: Path) -> None:
+    database = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert _run(database, "migrate").returncode == 0
+    last_day = datetime.now(UTC).date() + timedelta(days=365)
+    ends = f"expires={last_day + timedelta(days=1)}T00:00:00+00:00"  # through that day, UTC
+    created = _run(
+        database,
+        *("keys", "create", "--team", "legal", "--scope", "inference", "--scope", "read"),
+        *("--expires", last_day.isoformat(), "--note", "contract review bot"),
+    )
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip()
+    assert "scopes=inference,read" in created.stderr
+    assert ends in created.stderr
+    in_days = _run(database, "keys", "create", "--team", "legal", "--expires", "90d")
+    assert in_days.returncode == 0 and "scopes=inference,read,evals" in in_days.stderr
+    listed = _run(database, "keys", "list", "--team", "legal").stdout
+    line = next(row for row in listed.splitlines() if row.startswith(key[3:13]))
+    assert "scopes=inference,read" in line and ends in line
+    assert "last_used=never" in line and "note=contract review bot" in line
+    for args, words in [
+        (("--scope", "admin"), "Unknown scope `admin`"),
+        (("--expires", "2001-01-01"), "in the past"),
+        (("--note", "n" * 501), "it may have 500"),
+        (("--admin", "--scope", "read"), "admin key holds every scope"),
+    ]:
+        refused = _run(database, "keys", "create", "--team", "legal", *args)
+        assert refused.returncode == 1 and words in refused.stderr, (args, refused.stderr)
+        assert "Traceback" not in refused.stderr
+    help_text = _run(database, "keys", "revoke", "--help").stdout
+    assert "30 seconds (at once" not in help_text and "redis" in help_text
+
+    engine = create_db_engine(database)
+    with make_session_factory(engine)() as session:
+        info = authenticate(session, key, PEPPER)
+        entry = session.scalars(select(AuditEntry).order_by(AuditEntry.id)).first()
+    engine.dispose()
+    assert info is not None and info.scopes == {"inference", "read"}
+    assert info.expires_at is not None and info.expires_at.date() == last_day + timedelta(days=1)
+    assert entry is not None and entry.details["scopes"] == ["inference", "read"]

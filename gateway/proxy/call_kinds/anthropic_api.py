@@ -64,6 +64,7 @@ class AnthropicKind(CallKind):
     # vLLM asks its own chat stream for usage (continuous) and sends it in message_delta.
     asks_stream_usage = False
     key_hint = "`x-api-key: <key>` or `Authorization: Bearer <key>`"
+    takes_priority = False  # not a Messages field (vLLM ignores it)
     no_logprobs_reason = (
         "vLLM's Anthropic Messages API takes no logprobs field, so calls to it carry no "
         "logprobs: none were asked for, and none are stored or summarised."

@@ -32,6 +32,7 @@ class SpeechToText(CallKind):
     body_format = "a speech-to-text answer"
     asks_stream_usage = False
     salts_cache = False
+    takes_priority = False  # a form upload: its fields pass as the client sent them
 
     async def open_upload(
         self, receive: Receive, headers: dict[bytes, bytes], limits: Limits

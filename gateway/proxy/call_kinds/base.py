@@ -77,6 +77,9 @@ class CallKind(ABC):
 
     # Whether vLLM requests of this kind carry the team's prefix-cache salt (`cache_salt`).
     salts_cache = True
+    # Whether its vLLM requests have a top-level `priority` (set by the gateway where the
+    # model's backends schedule by it).
+    takes_priority = True
 
     def prompt_values(self, payload: dict[str, Any]) -> tuple[object, ...]:
         """The request's values a prompt is rendered from, leading part first (read for prefix

@@ -170,6 +170,7 @@ class Tokens(PoolingCall):
 
     body_format = "a tokenizer JSON object"
     runner = None
+    takes_priority = False  # nothing is scheduled
 
     def read_fields(self, payload: dict[str, Any]) -> RequestFields:
         """Nothing is read (these requests have no priority)."""

@@ -64,6 +64,7 @@ class Render(CallKind):
 
     fmt = CHAT
     asks_stream_usage = False
+    takes_priority = False  # nothing is scheduled
 
     def __init__(self, path: str) -> None:
         self.path = path

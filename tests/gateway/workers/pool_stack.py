@@ -32,7 +32,11 @@ def running_pool(
 ) -> Iterator[GatewayProcess]:
     """A started pool whose every worker answers; SIGTERM on exit, its Redis keys removed."""
     prefix = f"plumbline-test-pool-{uuid.uuid4().hex[:8]}:"
-    env = {"PLUMBLINE_REDIS__URL": REDIS, "PLUMBLINE_WORKER__KEY_PREFIX": prefix}
+    env = {
+        "PLUMBLINE_REDIS__URL": REDIS,
+        "PLUMBLINE_WORKER__KEY_PREFIX": prefix,
+        "PLUMBLINE_KEY_INVALIDATION__CHANNEL": "redis",
+    }
     gateway = GatewayProcess(
         pool_config(config), database_url, env, args=("--workers", str(workers))
     )

@@ -7,6 +7,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -16,6 +17,7 @@ from simulator.process import SimulatorProcess
 from tests.gateway.workers.pool_stack import (
     answering_worker,
     counted_samples,
+    pool_config,
     pool_metrics,
     running_pool,
     worker_calls,
@@ -92,17 +94,31 @@ def test_two_workers_share_the_port_record_each_call_once_and_count_it_in_one_me
     assert {r.status_code for r in rows.values()} == {200}
 
 
-def test_several_workers_with_rate_limits_in_memory_refuse_to_start(
-    simulator: SimulatorProcess, database: str, tmp_path: Path
-) -> None:
-    config = tmp_path / "gateway.yaml"
-    config.write_text(yaml.safe_dump(reliability_config(simulator.base_url)))
+def _refusal(config: dict[str, Any], database: str, tmp_path: Path) -> str:
+    """What `plumbline gateway --workers 2` says on stderr as it refuses `config`."""
+    path = tmp_path / "gateway.yaml"
+    path.write_text(yaml.safe_dump(config))
     finished = subprocess.run(
-        plumbline_command("gateway", "--config", str(config), "--workers", "2", "--port", "1"),
+        plumbline_command("gateway", "--config", str(path), "--workers", "2", "--port", "1"),
         capture_output=True,
         text=True,
         timeout=60,
         env={**os.environ, "PLUMBLINE_DATABASE__URL": database},
     )
     assert finished.returncode == 1
-    assert "limits.rate_limits.store: redis" in finished.stderr
+    return finished.stderr
+
+
+def test_several_workers_with_rate_limits_in_memory_refuse_to_start(
+    simulator: SimulatorProcess, database: str, tmp_path: Path
+) -> None:
+    stderr = _refusal(reliability_config(simulator.base_url), database, tmp_path)
+    assert "limits.rate_limits.store: redis" in stderr
+
+
+def test_several_workers_without_the_invalidation_channel_refuse_to_start(
+    simulator: SimulatorProcess, database: str, tmp_path: Path
+) -> None:
+    # Each worker keeps its own key cache: a revocation through one would not reach the others.
+    stderr = _refusal(pool_config(reliability_config(simulator.base_url)), database, tmp_path)
+    assert "PLUMBLINE_KEY_INVALIDATION__CHANNEL=redis" in stderr
