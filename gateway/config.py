@@ -11,6 +11,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gateway.governance.budgets.config import BudgetConfig
 from gateway.rate_limit_config import RateLimitConfig
 from gateway.retention.classes import check_retention_days
 from gateway.routing_config import PrefixAffinityConfig, RoutingPolicy
@@ -198,6 +199,8 @@ class Limits(_Strict):
     max_pooling_items: int = Field(default=2048, ge=1)
     # Per-key and per-team request and token limits: where they are kept (docs/security.md).
     rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
+    # Spend budgets per team and key (docs/security.md): kept where the rate limits are.
+    budgets: BudgetConfig = Field(default_factory=BudgetConfig)
     # How long a verified key is trusted from memory: a revocation made elsewhere (CLI,
     # another replica) takes effect here within this time.
     key_cache_ttl_s: float = Field(default=30.0, ge=0, le=3600)

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 from gateway.auth.audit import record_action
 from gateway.auth.invalidation.changes import KeyChange, record_change
 from gateway.errors import GatewayError
+from gateway.governance.budgets.policy import TEAM_BUDGET_FIELDS, audit_values, check_budgets
 from gateway.governance.model_lists import model_list
 from gateway.retention.classes import check_retention_days
 from plumbline.models import Team
@@ -19,6 +20,7 @@ POLICY_FIELDS = (
     "tokens_per_minute",
     "store_bodies",
     "retention_days",
+    *TEAM_BUDGET_FIELDS,
     "allowed_models",
 )
 
@@ -31,6 +33,7 @@ def _check(values: dict[str, Any]) -> None:
         value = values.get(name)
         if value is not None and not 1 <= value <= 1_000_000_000:
             raise GatewayError(400, f"`{name}` must be between 1 and 1000000000 (or null).", name)
+    check_budgets(values)
     try:
         check_retention_days(values.get("retention_days"))
     except ValueError as error:
@@ -60,6 +63,6 @@ def set_team_policy(
         "team.policy",
         team_id=team.id,
         target=team.name,
-        details={"before": before, "after": values},
+        details={"before": audit_values(before), "after": audit_values(values)},
     )
     return team

@@ -13,6 +13,7 @@ from gateway.metering.cost import call_cost
 from gateway.metering.logprob_summary import LogprobSummary, summarize_chat, summarize_parsed
 from gateway.metering.record import CallRecord
 from gateway.metering.timings import phase_timings
+from gateway.metering.usage_counts import usage_counts
 from gateway.recording.live_rows import live_sample_row
 from gateway.recording.stored_text import RedactionPolicy
 from plumbline import logprob_codec
@@ -38,27 +39,6 @@ class RowBatch:
         self.live_samples.extend(other.live_samples)
 
 
-def _token_count(value: Any) -> int | None:
-    # The backend wrote these: a count that is no count must not fail the cost arithmetic.
-    return value if type(value) is int and 0 <= value < 2**31 else None
-
-
-def _usage_counts(record: CallRecord) -> tuple[int | None, int | None, int | None, str | None]:
-    usage = record.usage
-    if isinstance(usage, dict) and usage:
-        details = usage.get("prompt_tokens_details")
-        cached = details.get("cached_tokens") if isinstance(details, dict) else None
-        return (
-            _token_count(usage.get("prompt_tokens")),
-            _token_count(usage.get("completion_tokens")),
-            _token_count(cached),
-            "backend",
-        )
-    if record.completion_tokens_seen:
-        return None, record.completion_tokens_seen, None, "counted"
-    return None, None, None, None
-
-
 def _engine_times(metrics: dict[str, Any] | None) -> dict[str, float | None]:
     metrics = metrics or {}
     return {
@@ -73,7 +53,7 @@ def call_row(
     record: CallRecord, policy: RedactionPolicy | None = None
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The `calls` row of a record, plus its `call_logprobs` row when it has logprobs."""
-    prompt, completion, cached, usage_source = _usage_counts(record)
+    prompt, completion, cached, usage_source = usage_counts(record)
     timings = phase_timings(record.t_arrival, record.token_chunk_times, record.t_done)
     cost = call_cost(
         prompt,

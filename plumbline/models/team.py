@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 
-from sqlalchemy import Boolean, DateTime, Integer, String, func
+from sqlalchemy import Boolean, DateTime, Float, Integer, Numeric, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
@@ -22,6 +23,11 @@ class Team(Base):
     retention_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Spend budgets per UTC day and month in the price currency (NULL: none), and the fraction
+    # of each at which a notice goes out (NULL: 0.8).
+    budget_day: Mapped[Decimal | None] = mapped_column(Numeric(18, 6), nullable=True)
+    budget_month: Mapped[Decimal | None] = mapped_column(Numeric(18, 6), nullable=True)
+    budget_soft_fraction: Mapped[float | None] = mapped_column(Float, nullable=True)
     # Model names or fnmatch patterns its keys may call (NULL: every configured model).
     allowed_models: Mapped[list[str] | None] = mapped_column(JsonDocument, nullable=True)
     created_at: Mapped[datetime] = mapped_column(
