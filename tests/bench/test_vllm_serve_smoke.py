@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -38,5 +40,9 @@ def test_vllm_serve_smoke_reports_every_side(tmp_path: Path) -> None:
     # /tokenize, which the gateway records too).
     assert sent == 5 and recorded >= sent and tokens == 5 * 32, cpu
     assert number(cpu[0][4]) > 0 and number(cpu[0][6]) > 0, cpu
+    if len(os.sched_getaffinity(0)) >= 2:
+        # vLLM got a CPU of its own, and /proc showed every one of its processes held to it.
+        pinned = re.search(r"pinned to CPU (\d+);.* allowed CPU ([\d, ]+) as /proc", text)
+        assert pinned is not None and pinned.group(1) == pinned.group(2), pinned
     for target in ("ITL p50 added", "ITL p90 added", "TTFT p50 added", "E2E p50 added"):
         assert any(line.startswith(f"| {target}") for line in text.splitlines()), target
