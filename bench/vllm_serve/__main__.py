@@ -35,6 +35,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--input-len", type=int, default=48, help="prompt tokens")
     parser.add_argument("--output-len", type=int, default=32, help="tokens out (ignore_eos)")
     parser.add_argument("--warmups", type=int, default=4, help="client warm-up calls per run")
+    parser.add_argument("--idle-s", type=float, default=20.0, help="gateway idle CPU reading")
     parser.add_argument("--no-pin", action="store_true", help="leave every process unpinned")
     parser.add_argument("--busy", default=None, help="a note on what else ran on the machine")
     parser.add_argument("--doc", default=str(DOC), help="where to record the section")
@@ -45,7 +46,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     if unknown:
         parser.error(f"--sides: unknown {', '.join(sorted(unknown))}; choose from {SIDES}")
     if args.smoke:
-        args.requests, args.rounds, args.warmups = 4, 1, 1
+        args.requests, args.rounds, args.warmups, args.idle_s = 4, 1, 1, 2.0
     return args
 
 
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> str:
     args = parse(argv)
     plan = plan_cores(enabled=not args.no_pin)
     work = workload(args.requests, args.rate, args.input_len, args.output_len, args.warmups)
-    run = measure(args.sides.split(","), work, args.rounds, plan)
+    run = measure(args.sides.split(","), work, args.rounds, plan, args.idle_s)
     tools = (f"vLLM {vllm_version()} (CPU)", f"nginx {nginx_version().removeprefix('nginx/')}")
     header = section_header("bench.vllm_serve", [], tools=tools, busy=args.busy)
     section = serve_section(header, config_lines(run, plan), run)

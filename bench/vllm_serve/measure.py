@@ -25,6 +25,10 @@ T = TypeVar("T")
 RECORDED_WAIT_S = 120.0
 STABLE_S = 1.0
 POLL_S = 0.2
+# How long the gateway is watched with nothing sent, for the CPU it spends idle (timers, probes),
+# after a pause for its recorder to finish starting (it spends most of a CPU for a second or two).
+IDLE_S = 20.0
+SETTLE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class SideRun:
     # Calls the client sent in this run (warm-ups included) and those the gateway recorded.
     sent: int = 0
     recorded: int = 0
+    # Seconds the CPU was read over (the client's start-up and the recorder's catching up too).
+    window_s: float = 0.0
 
     def figure(self, key: str) -> float:
         """A figure of vLLM's result (`p50_itl_ms`, `output_throughput`), NaN if absent."""
@@ -54,6 +60,9 @@ class ServeRun:
     plan: CorePlan
     vllm_cpus: frozenset[int] = frozenset()
     runs: list[SideRun] = field(default_factory=list)
+    # The gateway's and recorder's CPU seconds per second with nothing sent, and over how long.
+    idle: ProcessCpu | None = None
+    idle_s: float = 0.0
 
 
 def rotated(items: Sequence[T], index: int) -> list[T]:
@@ -81,15 +90,26 @@ def run_side(side: ServeSide, index: int, work: Workload, out: Path) -> SideRun:
         result = run_client(side.base_url, None, side.extra_body, work, out)
         return SideRun(side.name, index, result)
     before_rows = count_rows(side.database, Call)
-    before = ProcessCpu.of(side.pid)
+    before, started = ProcessCpu.of(side.pid), time.monotonic()
     result = run_client(side.base_url, side.api_key, side.extra_body, work, out)
     sent = work.warmups + int(result.get("completed", 0)) + int(result.get("failed", 0))
     recorded = _wait_recorded(side.database, before_rows + sent) - before_rows
     cpu = ProcessCpu.of(side.pid) - before
-    return SideRun(side.name, index, result, cpu, sent, recorded)
+    return SideRun(side.name, index, result, cpu, sent, recorded, time.monotonic() - started)
 
 
-def measure(names: Sequence[str], work: Workload, rounds: int, plan: CorePlan) -> ServeRun:
+def idle_rate(pid: int, seconds: float) -> ProcessCpu:
+    """The gateway's and its recorder's CPU seconds per second while nothing is sent."""
+    time.sleep(SETTLE_S)
+    before, started = ProcessCpu.of(pid), time.monotonic()
+    time.sleep(seconds)
+    spent, elapsed = ProcessCpu.of(pid) - before, time.monotonic() - started
+    return ProcessCpu(spent.gateway / elapsed, spent.recorder / elapsed)
+
+
+def measure(
+    names: Sequence[str], work: Workload, rounds: int, plan: CorePlan, idle_s: float = IDLE_S
+) -> ServeRun:
     """Start vLLM and the sides, then `rounds` rounds of every named side, rotated."""
     pin_self(plan)
     run = ServeRun(list(names), work, plan)
@@ -98,6 +118,9 @@ def measure(names: Sequence[str], work: Workload, rounds: int, plan: CorePlan) -
         server = exits.enter_context(VllmServer(plan, out_dir / "vllm-server.log"))
         run.vllm_cpus = server.cpus_of_processes()
         sides = [s for s in start_serve_sides(exits, server.url, server.port) if s.name in names]
+        gateway = next((s for s in sides if s.pid), None)
+        if gateway is not None and idle_s > 0:
+            run.idle, run.idle_s = idle_rate(gateway.pid, idle_s), idle_s
         for index in range(rounds):
             for side in rotated(sides, index):
                 out = out_dir / f"round{index}-{side.name}.json"

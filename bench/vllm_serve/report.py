@@ -83,6 +83,27 @@ def throughput_table(run: ServeRun) -> list[str]:
     return lines
 
 
+def saturation_note(run: ServeRun) -> str:
+    """Whether each side kept up with the offered token rate (else the figures are queueing)."""
+    work = run.work
+    offered = work.rate * work.output_len
+    behind = [
+        LABELS[side]
+        for side in run.sides
+        if median([r.figure("output_throughput") for r in _runs(run, side)]) < 0.95 * offered
+    ]
+    first = (
+        f"Offered: {work.rate:g} requests/s x {work.output_len} tokens = {offered:g} tokens/s "
+        f"over {work.requests / work.rate:g} s of arrivals."
+    )
+    if not behind:
+        return f"{first} Every side kept up (output tokens/s within 5% of it)."
+    return (
+        f"{first} **Below it (saturated, so a queue grew and the latencies are mostly waiting "
+        f"in vLLM's batch):** {'; '.join(behind)}."
+    )
+
+
 def rounds_table(run: ServeRun) -> list[str]:
     """Every run as measured, in the order it ran."""
     lines = [
@@ -128,6 +149,28 @@ def cpu_table(run: ServeRun) -> list[str]:
     return lines
 
 
+def idle_note(run: ServeRun) -> str:
+    """The gateway's idle CPU, and the per-token figures with it taken off over each window."""
+    if run.idle is None:
+        return "Idle CPU not read (`--idle-s 0`)."
+    idle = run.idle
+    above: dict[str, list[float]] = {"gateway": [], "recorder": []}
+    for r in _runs(run, "plumbline"):
+        if r.cpu is None:
+            continue
+        tokens = r.figure("total_output_tokens") + run.work.warmups * run.work.output_len
+        above["gateway"].append((r.cpu.gateway - idle.gateway * r.window_s) / tokens * 1e6)
+        above["recorder"].append((r.cpu.recorder - idle.recorder * r.window_s) / tokens * 1e6)
+    windows = ", ".join(f"{r.window_s:.0f}" for r in _runs(run, "plumbline"))
+    return (
+        f"Idle (read for {run.idle_s:g} s before the first round, nothing sent): the gateway "
+        f"spent {idle.gateway * 1000:.1f} ms of CPU a second, its recorder "
+        f"{idle.recorder * 1000:.1f} ms. Taken off over each run's window ({windows} s), "
+        f"what is left per streamed token is {median(above['gateway']):,.0f} µs (gateway) and "
+        f"{median(above['recorder']):,.0f} µs (recorder), medians over rounds."
+    )
+
+
 def plumbline_added(run: ServeRun) -> dict[tuple[str, str], float]:
     """Plumbline minus nginx with logprobs, for every metric and statistic."""
     return {(m, s): added(run, "plumbline", key(m, s)) for m in METRICS for s in STATS}
@@ -139,6 +182,7 @@ def serve_section(header: list[str], config: list[str], run: ServeRun) -> str:
     for metric in METRICS:
         lines += [*metric_table(run, metric), ""]
     lines += ["Throughput (medians over rounds):", "", *throughput_table(run), ""]
+    lines += [saturation_note(run), ""]
     lines += ["Every run:", "", *rounds_table(run), ""]
     if "plumbline" in run.sides:
         lines += [
@@ -148,6 +192,8 @@ def serve_section(header: list[str], config: list[str], run: ServeRun) -> str:
             "`/tokenize` probe too, which the gateway answers and records):",
             "",
             *cpu_table(run),
+            "",
+            idle_note(run),
             "",
         ]
         if BASELINE in run.sides:

@@ -40,6 +40,8 @@ def test_vllm_serve_smoke_reports_every_side(tmp_path: Path) -> None:
     # /tokenize, which the gateway records too).
     assert sent == 5 and recorded >= sent and tokens == 5 * 32, cpu
     assert number(cpu[0][4]) > 0 and number(cpu[0][6]) > 0, cpu
+    assert "Idle (read for 2 s before the first round" in text
+    assert "Offered: 8 requests/s x 32 tokens = 256 tokens/s" in text
     if len(os.sched_getaffinity(0)) >= 2:
         # vLLM got a CPU of its own, and /proc showed every one of its processes held to it.
         pinned = re.search(r"pinned to CPU (\d+);.* allowed CPU ([\d, ]+) as /proc", text)
