@@ -50,8 +50,8 @@ phoenix-env:
 	@PYTHON="$(PYTHON)" scripts/phoenix-env
 
 # Every benchmark scenario at full size, each recording its section in docs/benchmarks.md (about
-# an hour and a half on a 2-core machine); `make bench-smoke` runs them tiny, as `make test` does.
-# vllm_serve runs the real vLLM (CPU build), so both need vllm-env.
+# an hour and three quarters on a 2-core machine); `make bench-smoke` runs them tiny, as `make
+# test` does. vllm_serve runs the real vLLM (CPU build), so both need vllm-env.
 BENCH_SCENARIOS ?= overhead recording eval_runs queries http_clients routing vllm_serve
 bench: $(STAMP) services nginx-tools litellm-proxy-env vllm-env
 	@for scenario in $(BENCH_SCENARIOS); do $(PY) -m bench.$$scenario $(BENCH_ARGS) || exit 1; done
