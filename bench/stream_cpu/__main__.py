@@ -17,7 +17,14 @@ from pathlib import Path
 
 from bench.harness.profile import hotspot_lines, hotspots, recording
 from bench.proxies.sides import Side, start_sides
-from bench.stream_cpu.measure import CpuRun, run_calls, strace_counts, stream_body, syscall_counts
+from bench.stream_cpu.measure import (
+    CpuRun,
+    gateway_overheads,
+    run_calls,
+    strace_counts,
+    stream_body,
+    syscall_counts,
+)
 from simulator.process import SimulatorProcess
 
 
@@ -76,6 +83,13 @@ def main() -> None:
                 f"children {statistics.median(kids):7.1f} us/token"
             )
         gateway = next((s for s in sides if s.name == "plumbline"), None)
+        if gateway is not None:
+            overheads = sorted(gateway_overheads(gateway, request, args.calls))
+            print(
+                f"gateway overhead before the upstream request (x-plumbline-overhead-ms): "
+                f"p50 {statistics.median(overheads):.3f} ms, "
+                f"p90 {overheads[int(len(overheads) * 0.9)]:.3f} ms"
+            )
         if gateway is not None and args.strace:
             _strace(gateway, request, args)
         if gateway is not None and args.profile:

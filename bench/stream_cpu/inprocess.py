@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -119,14 +121,27 @@ async def run_streams(plan: MeasurementPlan, events: list[bytes], streams: int) 
     return time.process_time() - started
 
 
+def _events(tokens: int, path: Path | None) -> tuple[MeasurementPlan, list[bytes]]:
+    # A saved stream keeps the simulator out of a run under callgrind.
+    if path is not None and path.exists():
+        saved = orjson.loads(path.read_bytes())
+        return MeasurementPlan(**saved["plan"]), [e.encode() for e in saved["events"]]
+    plan, events = backend_events(tokens)
+    if path is not None:
+        saved = {"plan": asdict(plan), "events": [e.decode() for e in events]}
+        path.write_bytes(orjson.dumps(saved))
+    return plan, events
+
+
 def main() -> None:
     """Print CPU microseconds per event (best of the rounds)."""
     parser = argparse.ArgumentParser(prog="python -m bench.stream_cpu.inprocess")
     parser.add_argument("--tokens", type=int, default=32)
     parser.add_argument("--streams", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--events", type=Path, help="events file: written if missing, else read")
     args = parser.parse_args()
-    plan, events = backend_events(args.tokens)
+    plan, events = _events(args.tokens, args.events)
     print(f"{len(events)} events a stream, {sum(map(len, events)) // len(events)} bytes each")
     best = min(uvloop.run(run_streams(plan, events, args.streams)) for _ in range(args.rounds))
     per_event = best / (args.streams * len(events)) * 1e6

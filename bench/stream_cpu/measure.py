@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.harness.load import Request, Sample, closed_loop
+from bench.harness.load import Request, Sample, client_session, closed_loop
 from bench.harness.procstat import process_tree
 from bench.proxies.sides import Side
 
@@ -111,3 +111,22 @@ def syscall_counts(summary: Path) -> dict[str, int]:
         if len(parts) >= 5 and parts[0].replace(".", "").isdigit() and parts[-1] != "total":
             counts[parts[-1]] = int(parts[3])
     return counts
+
+
+async def _overheads(side: Side, request: Request, calls: int) -> list[float]:
+    found: list[float] = []
+    async with client_session(1) as session:
+        for _ in range(calls):
+            async with session.post(side.url, data=request.payload, headers=side.headers) as got:
+                await got.read()
+                found.append(float(got.headers.get("x-plumbline-overhead-ms", "nan")))
+    return found
+
+
+def gateway_overheads(side: Side, request: Request, calls: int) -> list[float]:
+    """The gateway's own milliseconds per call (`x-plumbline-overhead-ms`), one call at a time.
+
+    Sent with the stream's head, it is the time from arrival to the upstream request: the
+    gateway's share of TTFT before the backend's first byte.
+    """
+    return asyncio.run(_overheads(side, request, calls))
