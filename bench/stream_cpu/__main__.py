@@ -50,7 +50,8 @@ def _line(side: Side, run: CpuRun) -> str:
         f"{run.per_call_us(run.main_s):8.0f} us/call "
         f"(sys {run.per_call_us(run.main_sys_s):6.0f}) | children "
         f"{run.per_token_us(run.children_s):7.1f} us/token "
-        f"{run.per_call_us(run.children_s):8.0f} us/call | ITL p50 {itl:.3f} ms"
+        f"{run.per_call_us(run.children_s):8.0f} us/call | database "
+        f"{run.per_call_us(run.database_s):6.0f} us/call | ITL p50 {itl:.3f} ms"
     )
 
 

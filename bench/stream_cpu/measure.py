@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from bench.harness.load import Request, Sample, client_session, closed_loop
 from bench.harness.procstat import process_tree
 from bench.proxies.sides import Side
+from tests.support.databases import PG_ADMIN_URL
 
 
 def stream_body(tokens: int, top_logprobs: int) -> Request:
@@ -43,6 +46,8 @@ class CpuRun:
     # The kernel's share of `main_s` (socket reads and writes, epoll, futexes).
     main_sys_s: float
     children_s: float
+    # The Postgres backends of the gateway's database (its recorder's writes, key lookups).
+    database_s: float
     wall_s: float
     samples: list[Sample]
 
@@ -71,19 +76,45 @@ def _children_cpu(pid: int) -> float:
     return total
 
 
+def _database_pids(pid: int) -> list[int]:
+    """The Postgres backends serving the database the process records to (none: not Postgres)."""
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    urls = [v.split(b"=", 1)[1] for v in environ if v.startswith(b"PLUMBLINE_DATABASE__URL=")]
+    if not urls or not urls[0].startswith(b"postgresql"):
+        return []
+    name = urls[0].rsplit(b"/", 1)[1].decode()
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        rows = admin.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (name,))
+        return [int(row[0]) for row in rows]
+
+
+def _pids_cpu(pids: list[int]) -> dict[int, float]:
+    found = {}
+    for pid in pids:
+        try:
+            found[pid] = sum(_user_sys(pid))
+        except OSError:
+            continue
+    return found
+
+
 def run_calls(side: Side, request: Request, tokens: int, calls: int, workers: int) -> CpuRun:
     """Send `calls` streams, `workers` at a time, measuring the side's CPU around them."""
+    database = _database_pids(side.pid) if side.name == "plumbline" else []
     user0, sys0 = _user_sys(side.pid)
     children0, wall0 = _children_cpu(side.pid), time.perf_counter()
+    database0 = _pids_cpu(database)
     samples = asyncio.run(closed_loop(side.url, request, side.headers, workers, calls))
     wall = time.perf_counter() - wall0
     user1, sys1 = _user_sys(side.pid)
     children = _children_cpu(side.pid) - children0
+    database1 = _pids_cpu(database)
+    database_s = sum(database1[p] - database0[p] for p in database1 if p in database0)
     bad = [s for s in samples if s.status != 200]
     if bad:
         raise RuntimeError(f"{len(bad)} of {calls} calls failed: {bad[0]}")
     main = user1 - user0 + sys1 - sys0
-    return CpuRun(calls, tokens, main, sys1 - sys0, children, wall, samples)
+    return CpuRun(calls, tokens, main, sys1 - sys0, children, database_s, wall, samples)
 
 
 @contextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 from time import perf_counter
 
 from gateway.config import Limits
@@ -14,6 +13,7 @@ from gateway.proxy.asgi_io import Send, send_bytes
 from gateway.proxy.call_kinds.base import CallKind, ResponseMeter
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.send_watchdog import SendWatchdog
+from gateway.proxy.sse_cut import EventTooLarge, cut_events, one_event
 from gateway.proxy.upstream_errors import UpstreamProtocolError
 from gateway.upstream.errors import UpstreamPayloadError, UpstreamRefused
 from gateway.upstream.response import UpstreamResponse
@@ -213,15 +213,17 @@ class Relay:
                     f"{limits.backends.max_stream_bytes} bytes; it was cut.",
                 )
             try:
-                if not buffer and data.find(b"\n\n") == len(data) - 2 >= 0:
+                if not buffer and one_event(data):
                     # What a backend's cadence brings: one whole event, nothing to cut or keep.
                     if len(data) > max_event:
-                        raise self._event_too_large(max_event)
+                        raise EventTooLarge
                     out = feed(data, t)
                 else:
-                    out, buffer = self._cut_events(feed, buffer, data, t)
+                    out, buffer = cut_events(feed, buffer, data, t, max_event)
             except UpstreamProtocolError as error:
                 raise GatewayError(502, f"{error} ({self.backend_label}).") from None
+            except EventTooLarge:
+                raise self._event_too_large(max_event) from None
             if out:
                 chunk = out[0] if len(out) == 1 else b"".join(out)
                 if keep and stored_size < STORED_STREAM_LIMIT:
@@ -244,28 +246,6 @@ class Relay:
         watchdog.sending()
         await self.send_chunk(tail, last=True)
         watchdog.sent()
-
-    def _cut_events(
-        self, feed: Callable[[bytes, float], list[bytes]], buffer: bytes, data: bytes, t: float
-    ) -> tuple[list[bytes], bytes]:
-        """Feed the whole events of `buffer` + `data`; what to send, and the bytes left over."""
-        max_event = self.limits.backends.max_sse_event_bytes
-        # Only the new bytes (and the one before, for a split blank line) are searched, and
-        # events are cut by offset, so a chunk costs time in its own size only.
-        scan = len(buffer) - 1 if buffer else 0
-        buffer += data
-        start = 0
-        out: list[bytes] = []
-        while (end := buffer.find(b"\n\n", scan)) >= 0:
-            if end + 2 - start > max_event:
-                raise self._event_too_large(max_event)
-            out.extend(feed(buffer[start : end + 2], t))
-            start = scan = end + 2
-        if start:
-            buffer = buffer[start:]
-        if len(buffer) > max_event:
-            raise self._event_too_large(max_event)
-        return out, buffer
 
     async def send_stream_error(self, error: GatewayError) -> None:
         """End a started stream with the kind's error event."""
