@@ -1,8 +1,8 @@
-"""Storage encoding of a call's logprobs: the backend's own JSON, per choice, zstd-compressed.
+"""Storage encoding of a call's logprobs: parse the backend's JSON per choice, store it packed.
 
-The hot path never parses logprobs: it slices the JSON the backend sent. Storing those bytes
-keeps them exactly as sent, and zstd at level 1 makes them small (about 65 bytes per token with
-top-5 alternatives) for a fraction of the CPU a parse-and-repack encoding costs.
+Rows written since the v2 form hold a sampled payload (`LPC2`) and a separate top-k payload
+(`LPK2`, see plumbline.logprob_packing); older rows hold the backend's JSON, zstd-compressed
+(`LPZ1`), which `decode` still reads.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 import zstandard
+
+from plumbline import logprob_packing
 
 CHAT = "chat"
 COMPLETION = "completion"
@@ -40,8 +42,15 @@ def completion_objects(chunks: Iterable[tuple[int, bytes]]) -> dict[int, dict[st
     return merged
 
 
+def parsed_choices(fmt: str, chunks: Iterable[tuple[int, bytes]]) -> dict[int, Any]:
+    """Choice index -> logprobs as sent: chat entry lists or merged completion objects."""
+    if fmt == CHAT:
+        return {i: orjson.loads(doc) for i, doc in sorted(chat_items(chunks).items())}
+    return dict(sorted(completion_objects(chunks).items()))
+
+
 def per_choice_json(fmt: str, chunks: Iterable[tuple[int, bytes]]) -> bytes:
-    """One JSON object `{"<index>": logprobs}` for all choices of a call."""
+    """One JSON object `{"<index>": logprobs}` for all choices of a call (the v1 document)."""
     if fmt == CHAT:
         arrays = chat_items(chunks)
         parts = [b'"' + str(i).encode() + b'":' + arrays[i] for i in sorted(arrays)]
@@ -50,12 +59,19 @@ def per_choice_json(fmt: str, chunks: Iterable[tuple[int, bytes]]) -> bytes:
 
 
 def encode(document: bytes) -> bytes:
-    """Compress a per-choice logprobs document."""
+    """The v1 form of a per-choice logprobs document (rows written before v2 hold this)."""
     return _MAGIC + zstandard.ZstdCompressor(level=1).compress(document)
 
 
-def decode(payload: bytes) -> dict[int, Any]:
-    """Choice index -> logprobs exactly as the backend sent them."""
+def topk_expired(payload: bytes, topk: bytes | None) -> bool:
+    """Whether a v2 row's alternatives were dropped (a v1 row keeps them in its payload)."""
+    return topk is None and logprob_packing.had_topk(payload)
+
+
+def decode(payload: bytes, topk: bytes | None = None) -> dict[int, Any]:
+    """Choice index -> logprobs: v1 exactly as sent; v2 with alternatives within 0.001 nats."""
+    if payload[:4] == logprob_packing.SAMPLED_MAGIC:
+        return logprob_packing.unpack(payload, topk)
     if payload[:4] != _MAGIC:
         raise ValueError("not a Plumbline logprob payload")
     document = zstandard.ZstdDecompressor().decompress(payload[4:])

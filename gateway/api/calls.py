@@ -77,7 +77,8 @@ def get_call(call_id: str, caller: CallerDep, session: SessionDep) -> CallDetail
             format=logprobs.format,
             top_k=logprobs.top_k,
             token_count=logprobs.token_count,
-            choices=logprob_codec.decode(logprobs.payload),
+            choices=logprob_codec.decode(logprobs.payload, logprobs.topk),
+            top_logprobs_expired=logprob_codec.topk_expired(logprobs.payload, logprobs.topk),
         )
     else:
         detail.logprobs_note = no_logprobs_reason(call.endpoint)

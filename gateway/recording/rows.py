@@ -10,12 +10,12 @@ import orjson
 
 from gateway.config import RedactionConfig
 from gateway.metering.cost import call_cost
-from gateway.metering.logprob_summary import LogprobSummary, summarize_chat, summarize_parsed
+from gateway.metering.logprob_summary import LogprobSummary, summarize_arrays, summarize_parsed
 from gateway.metering.record import CallRecord
 from gateway.metering.timings import phase_timings
 from gateway.recording.live_rows import live_sample_row
 from gateway.recording.stored_text import RedactionPolicy
-from plumbline import logprob_codec
+from plumbline import logprob_codec, logprob_packing
 
 
 @dataclass(slots=True)
@@ -142,7 +142,9 @@ def call_row(
     }
     if not record.logprob_chunks or record.logprob_format is None:
         return row, None
-    stored = _logprobs(record)
+    stored = _logprobs(record, policy)
+    if stored is None:
+        return row, None
     row["logprob_mean"] = stored.summary.mean_logprob
     row["logprob_min_margin"] = stored.summary.min_margin
     row["near_ties"] = stored.summary.near_ties
@@ -154,29 +156,40 @@ def call_row(
         "format": record.logprob_format,
         "token_count": stored.token_count,
         "top_k": record.logprob_k,
-        "payload": logprob_codec.encode(
-            policy.logprobs(stored.document) if policy else stored.document
-        ),
+        "payload": stored.packed.payload,
+        "topk": stored.packed.topk,
     }
     return row, logprobs_row
 
 
 @dataclass(frozen=True, slots=True)
 class _StoredLogprobs:
-    document: bytes
+    packed: logprob_packing.Packed
     token_count: int
     summary: LogprobSummary
 
 
-def _logprobs(record: CallRecord) -> _StoredLogprobs:
-    if record.logprob_format == logprob_codec.CHAT:
-        document = logprob_codec.per_choice_json(logprob_codec.CHAT, record.logprob_chunks)
-        positions = document.count(b'"top_logprobs":')
-        return _StoredLogprobs(document, positions, summarize_chat(document, positions=positions))
-    merged = logprob_codec.completion_objects(record.logprob_chunks)
-    keyed = {str(k): v for k, v in sorted(merged.items())}
-    tokens = sum(len(v["tokens"]) for v in merged.values())
-    return _StoredLogprobs(orjson.dumps(keyed), tokens, summarize_parsed(keyed))
+def _logged_tokens(fmt: str, choices: dict[int, Any]) -> int:
+    if fmt == logprob_codec.CHAT:
+        return sum(len(v) for v in choices.values() if isinstance(v, list))
+    return sum(len(v.get("tokens") or []) for v in choices.values() if isinstance(v, dict))
+
+
+def _logprobs(record: CallRecord, policy: RedactionPolicy | None) -> _StoredLogprobs | None:
+    """Parse once, redact the parsed tokens, pack; None when the backend sent no JSON."""
+    fmt = record.logprob_format or logprob_codec.CHAT
+    try:
+        choices = logprob_codec.parsed_choices(fmt, record.logprob_chunks)
+    except (orjson.JSONDecodeError, TypeError, AttributeError):
+        return None
+    if policy is not None:
+        policy.logprob_choices(choices)
+    packed = logprob_packing.pack(fmt, choices)
+    if packed.sampled is not None:
+        summary = summarize_arrays(packed.sampled, packed.top)
+    else:
+        summary = summarize_parsed({str(k): v for k, v in choices.items()})
+    return _StoredLogprobs(packed, _logged_tokens(fmt, choices), summary)
 
 
 def body_row(record: CallRecord, policy: RedactionPolicy) -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ class CallReader:
         """The decoded logprobs of a call."""
         with self.sessions() as session:
             row = call_queries.logprobs_of(session, call)
-        return logprob_codec.decode(row.payload) if row is not None else None
+        return logprob_codec.decode(row.payload, row.topk) if row is not None else None
 
     def body(self, call: Call) -> CallBody | None:
         """The stored bodies of a call, if its team stores them."""

@@ -41,7 +41,7 @@ def chat_logprobs(session: Session, calls: Collection[Call]) -> dict[str, list[d
         for row in session.scalars(query):
             if row.format != logprob_codec.CHAT:
                 continue
-            entries = logprob_codec.decode(row.payload).get(0)
+            entries = logprob_codec.decode(row.payload, row.topk).get(0)
             if isinstance(entries, list):
                 found[row.call_id] = entries
     return found
