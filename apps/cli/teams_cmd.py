@@ -22,7 +22,8 @@ def list_teams() -> None:
             typer.echo(
                 f"{team.name:20}  rpm={team.requests_per_minute or '-'}  "
                 f"tpm={team.tokens_per_minute or '-'}  bodies={bodies}  "
-                f"retention={team.retention_days or 'keep'}"
+                f"retention={team.retention_days or 'keep'}  "
+                f"topk={team.topk_retention_days or 'with calls'}"
             )
 
 
@@ -37,6 +38,10 @@ def set_policy(
     ] = None,
     retention_days: Annotated[
         int | None, typer.Option(help="Days calls are kept: 1, 7, 14, 30, 60, 90, 180, 365, 730, 0")
+    ] = None,
+    topk_retention_days: Annotated[
+        int | None,
+        typer.Option(help="Days top-k logprob alternatives are kept (0: as long as the calls)"),
     ] = None,
     create: Annotated[bool, typer.Option(help="Create the team if it does not exist")] = False,
 ) -> None:
@@ -54,6 +59,8 @@ def set_policy(
         values["store_bodies"] = store_bodies
     if retention_days is not None:
         values["retention_days"] = retention_days
+    if topk_retention_days is not None:
+        values["topk_retention_days"] = topk_retention_days
     with admin_transaction() as (_, session):
         team = set_team_policy(session, name, values, create=create, actor=cli_actor())
         summary = ", ".join(f"{k}={getattr(team, k)}" for k in values) or "nothing changed"

@@ -13,7 +13,7 @@ import orjson
 
 VOCAB = 128_000
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_PUNCT = ['"', "\\", "\n", "\n\n", "\t", ".", ",", ":", '."', "),", "```", " {", "}\n", " –"]
+_PUNCT = ['"', "\\", "\n", "\n\n", "\t", ".", ",", ":", '."', "),", "```", " {", "}\n", " \u2013"]
 _WIDE = "éèüßçñøåÆœжзийклмнопрстуфхцчшщыэюя的一是不了人我在有他这中大来上国个到说们为子和你αβγδ"
 _EMOJI = "😀😂🙂🚀✨🔥👍🎉"
 

@@ -9,6 +9,7 @@ from fastapi import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.auth.service import MAX_GRACE_S
+from gateway.retention.classes import MAX_TOPK_DAYS
 
 Limit = Annotated[int | None, Field(ge=1, le=1_000_000_000)]
 PrefixPath = Annotated[str, Path(min_length=10, max_length=10, pattern="^[0-9a-f]+$")]
@@ -92,6 +93,7 @@ class TeamPolicy(_In):
     tokens_per_minute: Limit = None
     store_bodies: bool | None = None
     retention_days: Annotated[int | None, Field(ge=0, le=730)] = None
+    topk_retention_days: Annotated[int | None, Field(ge=0, le=MAX_TOPK_DAYS)] = None
 
 
 class TeamOut(BaseModel):
@@ -103,6 +105,7 @@ class TeamOut(BaseModel):
     name: str
     store_bodies: bool
     retention_days: int | None
+    topk_retention_days: int | None = None
     requests_per_minute: int | None
     tokens_per_minute: int | None
 

@@ -9,11 +9,17 @@ from sqlalchemy.orm import Session
 from gateway.auth.audit import record_action
 from gateway.auth.invalidation.changes import KeyChange, record_change
 from gateway.errors import GatewayError
-from gateway.retention.classes import check_retention_days
+from gateway.retention.classes import check_retention_days, check_topk_retention_days
 from plumbline.models import Team
 from plumbline.repositories import teams as team_repo
 
-POLICY_FIELDS = ("requests_per_minute", "tokens_per_minute", "store_bodies", "retention_days")
+POLICY_FIELDS = (
+    "requests_per_minute",
+    "tokens_per_minute",
+    "store_bodies",
+    "retention_days",
+    "topk_retention_days",
+)
 
 
 def _check(values: dict[str, Any]) -> None:
@@ -30,6 +36,12 @@ def _check(values: dict[str, Any]) -> None:
         raise GatewayError(400, str(error), "retention_days") from None
     if values.get("retention_days") == 0:
         values["retention_days"] = None  # 0 and null both mean: keep
+    try:
+        check_topk_retention_days(values.get("topk_retention_days"))
+    except ValueError as error:
+        raise GatewayError(400, str(error), "topk_retention_days") from None
+    if values.get("topk_retention_days") == 0:
+        values["topk_retention_days"] = None  # 0 and null: alternatives kept with the call
 
 
 def set_team_policy(
