@@ -19,7 +19,7 @@ MAX_TOPK_DAYS = 730
 
 
 def check_topk_retention_days(days: int | None) -> int | None:
-    """`days` if it is a top-k retention period (None or 0: as long as the calls), else ValueError."""
+    """`days` if it is a top-k retention period (None, 0: as long as the calls), else ValueError."""
     if days is None or 0 <= days <= MAX_TOPK_DAYS:
         return days
     raise ValueError(
