@@ -65,7 +65,9 @@ def encode(document: bytes) -> bytes:
 
 def topk_expired(payload: bytes, topk: bytes | None) -> bool:
     """Whether a v2 row's alternatives were dropped (a v1 row keeps them in its payload)."""
-    return topk is None and logprob_packing.had_topk(payload)
+    if topk is not None or payload[:4] != logprob_packing.SAMPLED_MAGIC:
+        return False
+    return logprob_packing.had_topk(payload)
 
 
 def decode(payload: bytes, topk: bytes | None = None) -> dict[int, Any]:

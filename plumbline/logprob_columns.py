@@ -136,7 +136,8 @@ def pack_chat(entries: list[Any]) -> PackedChoice:
     index = {t: i for i, t in enumerate(strings)}
     ref = _uint(len(strings))
     sampled = _Writer()
-    f32 = sampled_lp.astype(np.float32)
+    with np.errstate(over="ignore"):  # a float64 past float32's range: kept as float64
+        f32 = sampled_lp.astype(np.float32)
     exact32 = bool((f32.astype(np.float64) == sampled_lp).all())
     header: dict[str, Any] = {
         "n": len(entries),
@@ -191,7 +192,7 @@ def _sections(blob: bytes) -> tuple[dict[str, Any], list[bytes]]:
 
 def _unstrings(dtype: str, lengths: bytes, joined: bytes) -> list[str]:
     ends = np.cumsum(np.frombuffer(lengths, dtype)).tolist()
-    starts = [0, *ends[:-1]]
+    starts = [0, *ends][: len(ends)]
     return [joined[a:b].decode() for a, b in zip(starts, ends, strict=True)]
 
 

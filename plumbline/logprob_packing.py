@@ -43,7 +43,10 @@ def _frame(magic: bytes, parts: list[tuple[int, str, bytes]], topk: bool = False
 def _header(magic: bytes, frame: bytes) -> tuple[dict[str, Any], bytes]:
     if frame[:4] != magic:
         raise ValueError("not a Plumbline logprob payload")
-    body = zstandard.ZstdDecompressor().decompress(frame[4:], max_output_size=MAX_FRAME)
+    try:
+        body = zstandard.ZstdDecompressor().decompress(frame[4:], max_output_size=MAX_FRAME)
+    except zstandard.ZstdError:
+        raise ValueError("not a Plumbline logprob payload: its frame is corrupt") from None
     size = int.from_bytes(body[:4], "little")
     header: dict[str, Any] = orjson.loads(body[4 : 4 + size])
     return header, body[4 + size :]

@@ -6,16 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from gateway.config import RedactionConfig
 from gateway.metering.cost import call_cost
-from gateway.metering.logprob_summary import LogprobSummary, summarize_arrays, summarize_parsed
 from gateway.metering.record import CallRecord
 from gateway.metering.timings import phase_timings
 from gateway.recording.live_rows import live_sample_row
+from gateway.recording.logprob_rows import LogprobForm, stored_logprobs
 from gateway.recording.stored_text import RedactionPolicy
-from plumbline import logprob_codec, logprob_packing
 
 
 @dataclass(slots=True)
@@ -70,7 +67,7 @@ def _engine_times(metrics: dict[str, Any] | None) -> dict[str, float | None]:
 
 
 def call_row(
-    record: CallRecord, policy: RedactionPolicy | None = None
+    record: CallRecord, policy: RedactionPolicy | None = None, form: LogprobForm = "v1"
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The `calls` row of a record, plus its `call_logprobs` row when it has logprobs."""
     prompt, completion, cached, usage_source = _usage_counts(record)
@@ -142,9 +139,7 @@ def call_row(
     }
     if not record.logprob_chunks or record.logprob_format is None:
         return row, None
-    stored = _logprobs(record, policy)
-    if stored is None:
-        return row, None
+    stored = stored_logprobs(record, policy, form)
     row["logprob_mean"] = stored.summary.mean_logprob
     row["logprob_min_margin"] = stored.summary.min_margin
     row["near_ties"] = stored.summary.near_ties
@@ -156,40 +151,11 @@ def call_row(
         "format": record.logprob_format,
         "token_count": stored.token_count,
         "top_k": record.logprob_k,
-        "payload": stored.packed.payload,
-        "topk": stored.packed.topk,
+        "payload": stored.payload,
     }
+    if stored.topk is not None:
+        logprobs_row["topk"] = stored.topk
     return row, logprobs_row
-
-
-@dataclass(frozen=True, slots=True)
-class _StoredLogprobs:
-    packed: logprob_packing.Packed
-    token_count: int
-    summary: LogprobSummary
-
-
-def _logged_tokens(fmt: str, choices: dict[int, Any]) -> int:
-    if fmt == logprob_codec.CHAT:
-        return sum(len(v) for v in choices.values() if isinstance(v, list))
-    return sum(len(v.get("tokens") or []) for v in choices.values() if isinstance(v, dict))
-
-
-def _logprobs(record: CallRecord, policy: RedactionPolicy | None) -> _StoredLogprobs | None:
-    """Parse once, redact the parsed tokens, pack; None when the backend sent no JSON."""
-    fmt = record.logprob_format or logprob_codec.CHAT
-    try:
-        choices = logprob_codec.parsed_choices(fmt, record.logprob_chunks)
-    except (orjson.JSONDecodeError, TypeError, AttributeError):
-        return None
-    if policy is not None:
-        policy.logprob_choices(choices)
-    packed = logprob_packing.pack(fmt, choices)
-    if packed.sampled is not None:
-        summary = summarize_arrays(packed.sampled, packed.top)
-    else:
-        summary = summarize_parsed({str(k): v for k, v in choices.items()})
-    return _StoredLogprobs(packed, _logged_tokens(fmt, choices), summary)
 
 
 def body_row(record: CallRecord, policy: RedactionPolicy) -> dict[str, Any] | None:
@@ -211,12 +177,14 @@ def body_row(record: CallRecord, policy: RedactionPolicy) -> dict[str, Any] | No
 RowObserver = Callable[[CallRecord, dict[str, Any]], None]
 
 
-def build_rows(records: list[CallRecord], policy: RedactionPolicy | None = None) -> RowBatch:
+def build_rows(
+    records: list[CallRecord], policy: RedactionPolicy | None = None, form: LogprobForm = "v1"
+) -> RowBatch:
     """Rows for a batch of records (redacted as the policy says; default: the defaults)."""
     policy = policy or RedactionPolicy(RedactionConfig())
     batch = RowBatch()
     for record in records:
-        row, logprobs_row = call_row(record, policy)
+        row, logprobs_row = call_row(record, policy, form)
         batch.calls.append(row)
         if logprobs_row is not None:
             batch.logprobs.append(logprobs_row)

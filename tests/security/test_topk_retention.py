@@ -56,7 +56,8 @@ def _write(sessions: sessionmaker[Session], tmp_path: Path) -> dict[str, bool]:
                 session.flush()
                 teams[name] = team.id
     sink = LogSink(
-        sessions.kw["bind"], RecordingConfig(flush_interval_ms=10, spool_dir=tmp_path / "spool")
+        sessions.kw["bind"],
+        RecordingConfig(flush_interval_ms=10, spool_dir=tmp_path / "spool", logprob_form="v2"),
     )
     sink.start()
     expected = {}
