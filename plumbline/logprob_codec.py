@@ -1,8 +1,8 @@
-"""Storage encoding of a call's logprobs: parse the backend's JSON per choice, store it packed.
+"""Logprob formats, the backend's JSON per choice, and the v1 storage form (JSON, zstd).
 
-Rows written since the v2 form hold a sampled payload (`LPC2`) and a separate top-k payload
-(`LPK2`, see plumbline.logprob_packing); older rows hold the backend's JSON, zstd-compressed
-(`LPZ1`), which `decode` still reads.
+v1 rows hold the backend's JSON, zstd-compressed (`LPZ1`); v2 rows a sampled payload and a
+separate top-k payload (plumbline.logprob_packing). plumbline.logprob_read reads both. This
+module stays free of numpy: the proxy imports its format names.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from typing import Any
 
 import orjson
 import zstandard
-
-from plumbline import logprob_packing
 
 CHAT = "chat"
 COMPLETION = "completion"
@@ -63,17 +61,8 @@ def encode(document: bytes) -> bytes:
     return _MAGIC + zstandard.ZstdCompressor(level=1).compress(document)
 
 
-def topk_expired(payload: bytes, topk: bytes | None) -> bool:
-    """Whether a v2 row's alternatives were dropped (a v1 row keeps them in its payload)."""
-    if topk is not None or payload[:4] != logprob_packing.SAMPLED_MAGIC:
-        return False
-    return logprob_packing.had_topk(payload)
-
-
-def decode(payload: bytes, topk: bytes | None = None) -> dict[int, Any]:
-    """Choice index -> logprobs: v1 exactly as sent; v2 with alternatives within 0.001 nats."""
-    if payload[:4] == logprob_packing.SAMPLED_MAGIC:
-        return logprob_packing.unpack(payload, topk)
+def decode(payload: bytes) -> dict[int, Any]:
+    """Choice index -> logprobs of a v1 payload, exactly as sent (both forms: logprob_read)."""
     if payload[:4] != _MAGIC:
         raise ValueError("not a Plumbline logprob payload")
     document = zstandard.ZstdDecompressor().decompress(payload[4:])

@@ -9,6 +9,7 @@ stored once per choice; a token's `bytes` only where it is not the string's UTF-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
@@ -20,8 +21,8 @@ import orjson
 STEP = 0.002
 BOUND = STEP / 2
 ESCAPE = 0xFFFF  # an alternative outside 0 .. -131 nats: its value is kept exactly
-_ENTRY = itemgetter("token", "logprob", "bytes", "top_logprobs")
-_ALT = itemgetter("token", "logprob", "bytes")
+_ENTRY = ("token", "logprob", "bytes", "top_logprobs")
+_ALT = ("token", "logprob", "bytes")
 
 
 class Irregular(Exception):
@@ -73,7 +74,7 @@ def _strings(writer: _Writer, encoded: list[bytes]) -> str:
     return dtype
 
 
-def _table(encoded: list[bytes], tokens: list[str], byte_lists: list[Any]) -> list[Any]:
+def _table(encoded: list[bytes], tokens: Sequence[str], byte_lists: list[Any]) -> list[Any]:
     """[index, bytes] of each table string whose `bytes` differ from its UTF-8 (all agree)."""
     found = dict(zip(tokens, byte_lists, strict=True))
     if list(map(found.__getitem__, tokens)) != byte_lists:
@@ -108,31 +109,31 @@ def _exact(values: list[Any]) -> np.ndarray:
     return array
 
 
-def _columns(rows: list[Any], getter: itemgetter[Any], width: int) -> list[tuple[Any, ...]]:
-    """The fields of dicts with exactly the getter's keys, as one tuple per field."""
+def _columns(rows: list[Any], keys: tuple[str, ...]) -> list[list[Any]]:
+    """Each key's values over dicts with exactly these keys (one C-level pass per key)."""
     try:
-        fields = list(map(getter, rows))
+        columns = [list(map(itemgetter(key), rows)) for key in keys]
     except (KeyError, TypeError, IndexError):
         raise Irregular("an entry without the usual keys") from None
-    if rows and set(map(len, rows)) != {width}:
+    if rows and set(map(len, rows)) != {len(keys)}:
         raise Irregular("an entry with other keys")
-    return list(zip(*fields, strict=True)) if fields else [()] * width
+    return columns
 
 
 def pack_chat(entries: list[Any]) -> PackedChoice:
     """Columns of one choice's chat logprob entries, or Irregular."""
-    tokens, lps, byte_lists, tops = _columns(entries, _ENTRY, 4)
-    sampled_lp = _exact(list(lps))
+    tokens, lps, byte_lists, tops = _columns(entries, _ENTRY)
+    sampled_lp = _exact(lps)
     if tops and set(map(type, tops)) != {list}:
         raise Irregular("top_logprobs that is no list")
     alts = list(chain.from_iterable(tops))
-    alt_tokens, alt_lps, alt_bytes = _columns(alts, _ALT, 3)
+    alt_tokens, alt_lps, alt_bytes = _columns(alts, _ALT)
     table = dict.fromkeys(tokens)
     own = len(table)
     table.update(dict.fromkeys(alt_tokens))
     strings = list(table)
     encoded = _utf8(strings)
-    exceptions = _table(encoded, tokens + alt_tokens, list(byte_lists + alt_bytes))
+    exceptions = _table(encoded, tokens + alt_tokens, byte_lists + alt_bytes)
     index = {t: i for i, t in enumerate(strings)}
     ref = _uint(len(strings))
     sampled = _Writer()
@@ -154,7 +155,7 @@ def pack_chat(entries: list[Any]) -> PackedChoice:
     top = _Writer()
     counts = list(map(len, tops))
     uniform = len(set(counts)) == 1
-    alt_lp = _exact(list(alt_lps))
+    alt_lp = _exact(alt_lps)
     steps = np.rint(alt_lp / -STEP)
     escaped = ~((steps >= 0) & (steps < ESCAPE))
     steps[escaped] = ESCAPE

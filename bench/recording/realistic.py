@@ -8,6 +8,8 @@ top alternative with a logprob near 0, the alternatives fall away to about -20.
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import orjson
 
@@ -18,31 +20,33 @@ _WIDE = "éèüßçñøåÆœжзийклмнопрстуфхцчшщыэюя的
 _EMOJI = "😀😂🙂🚀✨🔥👍🎉"
 
 
-def _piece(rng: np.random.Generator, kind: int) -> str:
-    length = int(rng.integers(1, 9))
+def _piece(rng: random.Random, kind: int) -> str:
+    length = rng.randint(1, 8)
     if kind < 70:
-        word = "".join(rng.choice(list(_LETTERS), length))
+        word = "".join(rng.choices(_LETTERS, k=length))
         return (" " + word) if kind < 45 else word
     if kind < 85:
-        return "".join(rng.choice(list(_WIDE), max(1, length // 3)))
+        return "".join(rng.choices(_WIDE, k=max(1, length // 3)))
     if kind < 90:
-        return str(rng.choice(list(_EMOJI))) + ("" if kind < 88 else " ")
-    return str(rng.choice(_PUNCT)) + "".join(rng.choice(list(_LETTERS), length // 4))
+        return rng.choice(_EMOJI) + ("" if kind < 88 else " ")
+    return rng.choice(_PUNCT) + "".join(rng.choices(_LETTERS, k=length // 4))
 
 
 def vocabulary(seed: int = 0, size: int = VOCAB) -> tuple[list[str], list[list[int]]]:
     """Distinct token strings and their bytes; the first 256 are byte tokens."""
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
     strings = [f"bytes:\\x{b:02x}" for b in range(256)]
-    byte_lists = [[b] for b in range(256)]
     seen = set(strings)
     while len(strings) < size:
-        text = _piece(rng, int(rng.integers(0, 100)))
+        text = _piece(rng, rng.randrange(100))
         if text not in seen:
             seen.add(text)
             strings.append(text)
-            byte_lists.append(list(text.encode()))
-    return strings, byte_lists
+    # As in a real BPE vocabulary, frequent (low-rank) tokens tend to be short: rank by
+    # length with noise, so the Zipf draw below favours short pieces without always taking them.
+    ranked = sorted(strings[256:], key=lambda s: len(s.encode()) + 6 * rng.random())
+    strings = strings[:256] + ranked
+    return strings, [[b] for b in range(256)] + [list(s.encode()) for s in ranked]
 
 
 class RealisticLogprobs:
@@ -83,7 +87,7 @@ class RealisticLogprobs:
             confident = rng.random() < 0.7
             first = -rng.exponential(0.02 if confident else 0.8)
             gaps = rng.exponential(3.5 if confident else 1.2, k)
-            values = np.float32(first - np.concatenate([[0.0], np.cumsum(gaps)]))
+            values = np.asarray(first - np.concatenate([[0.0], np.cumsum(gaps)]), np.float32)
             ranked = [(t, float(v)) for t, v in zip(ids, values.tolist(), strict=False)]
             draw = rng.random()
             pick = 0 if draw < 0.88 else (int(rng.integers(1, k)) if draw < 0.98 else k)

@@ -80,7 +80,7 @@ def teams_with_topk_retention(session: Session) -> list[tuple[int, int]]:
     rows = session.execute(
         select(Team.id, Team.topk_retention_days).where(Team.topk_retention_days > 0)
     )
-    return [(row[0], int(row[1])) for row in rows]
+    return [(row[0], int(row[1] or 0)) for row in rows]
 
 
 def drop_team_topk_before(session: Session, team_id: int, cutoff: datetime) -> int:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plumbline import logprob_codec, logprob_packing
+from plumbline import logprob_codec, logprob_packing, logprob_read
 from plumbline.logprob_codec import CHAT, COMPLETION
 from tests.support.captures import capture_body
 from tests.support.logprob_match import chat_entries_match
@@ -48,7 +48,7 @@ def _chunks(entries: list[dict[str, Any]], index: int = 0) -> list[tuple[int, by
 
 def _round_trip(fmt: str, chunks: list[tuple[int, bytes]]) -> dict[int, Any]:
     packed = logprob_packing.pack(fmt, logprob_codec.parsed_choices(fmt, chunks))
-    return logprob_codec.decode(packed.payload, packed.topk)
+    return logprob_read.decode(packed.payload, packed.topk)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,9 +109,9 @@ def test_completions_round_trip_and_drop_top_logprobs_alone() -> None:
     ]
     chunks = [(0, orjson.dumps(piece)) for piece in pieces]
     packed = logprob_packing.pack(COMPLETION, logprob_codec.parsed_choices(COMPLETION, chunks))
-    assert logprob_codec.decode(packed.payload, packed.topk) == {0: whole}
-    assert logprob_codec.decode(packed.payload, None) == {0: {**whole, "top_logprobs": []}}
-    assert logprob_codec.topk_expired(packed.payload, None)
+    assert logprob_read.decode(packed.payload, packed.topk) == {0: whole}
+    assert logprob_read.decode(packed.payload, None) == {0: {**whole, "top_logprobs": []}}
+    assert logprob_read.topk_expired(packed.payload, None)
 
 
 def test_huge_k_and_long_answers_stay_exact() -> None:
@@ -137,14 +137,14 @@ def test_huge_k_and_long_answers_stay_exact() -> None:
 def test_v1_rows_read_as_before() -> None:
     content = capture_body("chat_nonstream_logprobs.txt")["choices"][0]["logprobs"]["content"]
     v1 = logprob_codec.encode(logprob_codec.per_choice_json(CHAT, _chunks(content)))
-    assert logprob_codec.decode(v1) == {0: content}
-    assert logprob_codec.decode(v1, None) == {0: content}
-    assert not logprob_codec.topk_expired(v1, None)
+    assert logprob_read.decode(v1) == {0: content}
+    assert logprob_read.decode(v1, None) == {0: content}
+    assert not logprob_read.topk_expired(v1, None)
 
 
 def test_foreign_payloads_are_refused() -> None:
     with pytest.raises(ValueError, match="not a Plumbline"):
-        logprob_codec.decode(b"LPC2 but not zstd")
+        logprob_read.decode(b"LPC2 but not zstd")
     packed = logprob_packing.pack(
         CHAT,
         {
@@ -159,4 +159,4 @@ def test_foreign_payloads_are_refused() -> None:
         },
     )
     with pytest.raises(ValueError, match="not a Plumbline"):
-        logprob_codec.decode(packed.payload, packed.payload)
+        logprob_read.decode(packed.payload, packed.payload)

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from gateway.config import RecordingConfig
 from gateway.recording.sink import LogSink
 from gateway.retention.service import apply_retention
-from plumbline import logprob_codec
+from plumbline import logprob_read
 from plumbline.child_process import plumbline_command
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import Call, CallLogprobs, Team
@@ -98,8 +98,8 @@ def test_topk_goes_after_its_period_and_sampled_data_stays(
         row = after[call_id]
         assert row.payload == before[call_id][0]  # sampled payload byte for byte
         assert (row.topk is None) is gone
-        assert logprob_codec.topk_expired(row.payload, row.topk) is gone
-        stored = logprob_codec.decode(row.payload, row.topk)[0]
+        assert logprob_read.topk_expired(row.payload, row.topk) is gone
+        stored = logprob_read.decode(row.payload, row.topk)[0]
         if gone:
             assert [e["top_logprobs"] for e in stored] == [[]] * 12
             sampled = [{**e, "top_logprobs": []} for e in sent]

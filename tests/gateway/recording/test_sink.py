@@ -13,7 +13,7 @@ from sqlalchemy import select, text
 from gateway.config import RecordingConfig
 from gateway.recording.rows import build_rows
 from gateway.recording.sink import LogSink
-from plumbline import logprob_codec
+from plumbline import logprob_read
 from plumbline.db import create_db_engine
 from plumbline.migrate import upgrade_to_head
 from plumbline.models import Call, CallLogprobs
@@ -63,7 +63,7 @@ def test_records_are_written_with_their_logprobs(database_url: str, tmp_path: Pa
     assert row.engine_prefill_ms == 50.0
     assert row.input_cost == pytest.approx(30 * 0.5 / 1e6)
     assert payload is not None
-    stored = logprob_codec.decode(payload, topk)
+    stored = logprob_read.decode(payload, topk)
     assert set(stored) == {0} and chat_entries_match(stored[0], logprob_entries(30, 5))
     assert sink.stats.written == 250 and sink.stats.spooled == 0
 
