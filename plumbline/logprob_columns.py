@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 import orjson
+import zstandard
 
 STEP = 0.002
 BOUND = STEP / 2
+LEVEL = 3
+MIN_COMPRESSED = 64  # smaller sections are stored as they are: a frame costs about 10 bytes
+MAX_SECTION = 1 << 30
 ESCAPE = 0xFFFF  # an alternative outside 0 .. -131 nats: its value is kept exactly
 _ENTRY = ("token", "logprob", "bytes", "top_logprobs")
 _ALT = ("token", "logprob", "bytes")
@@ -55,15 +59,24 @@ def _uint(limit: int) -> str:
 
 
 class _Writer:
-    """Sections appended in order, their dtypes and counts in a small header."""
+    """Sections appended in order, each compressed on its own (a negative size: compressed).
+
+    One zstd frame per section: strings, references and values each get entropy tables of
+    their own, about a quarter fewer bytes than one frame over all of them.
+    """
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
         self.sizes: list[int] = []
+        self._zstd = zstandard.ZstdCompressor(level=LEVEL)
 
     def add(self, data: bytes) -> None:
+        if len(data) >= MIN_COMPRESSED:
+            data = self._zstd.compress(data)
+            self.sizes.append(-len(data))
+        else:
+            self.sizes.append(len(data))
         self.parts.append(data)
-        self.sizes.append(len(data))
 
 
 def _strings(writer: _Writer, encoded: list[bytes]) -> str:
@@ -185,9 +198,11 @@ def _sections(blob: bytes) -> tuple[dict[str, Any], list[bytes]]:
     size = int.from_bytes(blob[:4], "little")
     header: dict[str, Any] = orjson.loads(blob[4 : 4 + size])
     parts, at = [], 4 + size
+    unzstd = zstandard.ZstdDecompressor()
     for length in header["sizes"]:
-        parts.append(blob[at : at + length])
-        at += length
+        part = blob[at : at + abs(length)]
+        at += abs(length)
+        parts.append(unzstd.decompress(part, max_output_size=MAX_SECTION) if length < 0 else part)
     return header, parts
 
 

@@ -1,8 +1,9 @@
 """The stored form of a call's logprobs (v2): a sampled payload and a separate top-k payload.
 
-Both are zstd frames of per-choice parts. A chat choice laid out as vLLM writes it is stored
-as columns (plumbline.logprob_columns); anything else, and completion logprobs, as JSON split
-into its sampled fields and its `top_logprobs`, so the top-k can always be dropped alone.
+Both are a small header and per-choice parts, each compressed on its own. A chat choice laid
+out as vLLM writes it is stored as columns (plumbline.logprob_columns); anything else, and
+completion logprobs, as JSON split into its sampled fields and its `top_logprobs`, so the
+top-k can always be dropped alone.
 """
 
 from __future__ import annotations
@@ -36,20 +37,18 @@ class Packed:
 def _frame(magic: bytes, parts: list[tuple[int, str, bytes]], topk: bool = False) -> bytes:
     listed = [[index, kind, len(data)] for index, kind, data in parts]
     header = orjson.dumps({"parts": listed, "topk": topk})
-    body = len(header).to_bytes(4, "little") + header + b"".join(d for _, _, d in parts)
-    return magic + zstandard.ZstdCompressor(level=LEVEL).compress(body)
+    return magic + len(header).to_bytes(4, "little") + header + b"".join(d for _, _, d in parts)
 
 
 def _header(magic: bytes, frame: bytes) -> tuple[dict[str, Any], bytes]:
     if frame[:4] != magic:
         raise ValueError("not a Plumbline logprob payload")
+    size = int.from_bytes(frame[4:8], "little")
     try:
-        body = zstandard.ZstdDecompressor().decompress(frame[4:], max_output_size=MAX_FRAME)
-    except zstandard.ZstdError:
-        raise ValueError("not a Plumbline logprob payload: its frame is corrupt") from None
-    size = int.from_bytes(body[:4], "little")
-    header: dict[str, Any] = orjson.loads(body[4 : 4 + size])
-    return header, body[4 + size :]
+        header: dict[str, Any] = orjson.loads(frame[8 : 8 + size])
+    except orjson.JSONDecodeError:
+        raise ValueError("not a Plumbline logprob payload: its header is corrupt") from None
+    return header, frame[8 + size :]
 
 
 def _unframe(magic: bytes, frame: bytes) -> dict[int, tuple[str, bytes]]:
@@ -61,12 +60,25 @@ def _unframe(magic: bytes, frame: bytes) -> dict[int, tuple[str, bytes]]:
     return parts
 
 
+def _zjson(value: Any) -> bytes:
+    return zstandard.ZstdCompressor(level=LEVEL).compress(orjson.dumps(value))
+
+
+def _unzjson(data: bytes) -> Any:
+    try:
+        return orjson.loads(
+            zstandard.ZstdDecompressor().decompress(data, max_output_size=MAX_FRAME)
+        )
+    except (zstandard.ZstdError, orjson.JSONDecodeError):
+        raise ValueError("not a Plumbline logprob payload: a part is corrupt") from None
+
+
 def _split_json(fmt: str, value: Any) -> tuple[bytes, bytes | None]:
-    """JSON of a choice's sampled fields and of its alternatives (None: keep it whole)."""
+    """Compressed JSON of a choice's sampled fields and of its alternatives (None: kept whole)."""
     if fmt != CHAT and isinstance(value, dict) and list(value)[-1:] == ["top_logprobs"]:
         sampled = {k: v for k, v in value.items() if k != "top_logprobs"}
-        return orjson.dumps(sampled), orjson.dumps(value["top_logprobs"])
-    return orjson.dumps(value), None
+        return _zjson(sampled), _zjson(value["top_logprobs"])
+    return _zjson(value), None
 
 
 def pack(fmt: str, choices: dict[int, Any]) -> Packed:
@@ -117,8 +129,8 @@ def unpack(payload: bytes, topk: bytes | None) -> dict[int, Any]:
         if kind == COLUMNS:
             out[index] = logprob_columns.unpack_chat(data, top if top_kind == COLUMNS else None)
             continue
-        value = orjson.loads(data)
+        value = _unzjson(data)
         if kind == SPLIT:
-            value["top_logprobs"] = orjson.loads(top) if top is not None else []
+            value["top_logprobs"] = _unzjson(top) if top is not None else []
         out[index] = value
     return out

@@ -182,7 +182,7 @@ def recording_section(header: list[str], run: RecordingRun, args: Any) -> str:
     lines = [
         *header,
         "",
-        f"Sink throughput: bursts of {args.records:,} records (after 1,000 to warm up), "
+        f"Sink throughput: bursts of {args.records:,} records (after {args.warm:,} to warm up), "
         f"runs per kind: {args.runs}, kinds alternating:",
         "",
         *_burst_rows(run),
