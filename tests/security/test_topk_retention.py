@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import orjson
 import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -130,3 +131,31 @@ def test_cli_sets_and_bounds_topk_retention(tmp_path: Path) -> None:
         assert "Traceback" not in refused.stderr
     cleared = _run(database, "teams", "set", "legal", "--topk-retention-days", "0")
     assert cleared.returncode == 0 and "topk_retention_days=None" in cleared.stdout
+
+
+def test_a_batch_mixing_rows_with_and_without_top_k_is_written(
+    sessions: sessionmaker[Session], tmp_path: Path
+) -> None:
+    sink = LogSink(
+        sessions.kw["bind"],
+        RecordingConfig(flush_interval_ms=10, spool_dir=tmp_path / "spool", logprob_form="v2"),
+    )
+    sink.start()
+    bare = [{**entry, "top_logprobs": []} for entry in logprob_entries(6, 5)]
+    sent = {5: logprob_entries(6, 5), 0: bare, 3: logprob_entries(6, 3)}
+    records = [
+        make_record(tokens=6, k=k, logprob_chunks=[(0, orjson.dumps(sent[k])[1:-1])])
+        for k in (5, 0, 3, 0)
+    ]
+    for record in records:
+        sink.submit(record)
+    assert sink.flush()
+    sink.stop()
+    assert sink.stats.written == 4 and sink.stats.dropped == 0
+    with sessions() as session:
+        rows = _rows(session)
+    for record in records:
+        row = rows[record.id]
+        assert (row.topk is None) is (record.logprob_k == 0)
+        stored = logprob_read.decode(row.payload, row.topk)[0]
+        assert chat_entries_match(stored, sent[record.logprob_k])
