@@ -9,6 +9,7 @@ stored once per choice; a token's `bytes` only where it is not the string's UTF-
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -95,13 +96,13 @@ def _table(encoded: list[bytes], tokens: Sequence[str], byte_lists: list[Any]) -
     values = list(found.values())
     try:
         converted = list(map(bytes, values))
-    except TypeError:  # `bytes: null`, or something no byte list
+    except (TypeError, ValueError):  # `bytes: null`, or something no byte list
         return [
             [i, b] for i, (e, b) in enumerate(zip(encoded, values, strict=True)) if b != list(e)
         ]
     if converted == encoded:
         return []
-    same = np.fromiter(map(bytes.__eq__, converted, encoded), bool, len(encoded))
+    same = np.fromiter(map(operator.eq, converted, encoded), bool, len(encoded))
     return [[i, values[i]] for i in np.flatnonzero(~same).tolist()]
 
 

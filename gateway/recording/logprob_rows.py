@@ -8,9 +8,11 @@ written once `recording.logprob_form` says so (after every replica runs a releas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import orjson
 
 from gateway.metering.logprob_summary import (
@@ -24,6 +26,18 @@ from gateway.recording.stored_text import RedactionPolicy
 from plumbline import logprob_codec, logprob_packing
 
 LogprobForm = Literal["v1", "v2"]
+NO_SUMMARY = LogprobSummary(None, None, 0)
+# What a summary of logprobs not shaped as any backend writes them can raise.
+_ODD_SHAPES = (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError)
+
+
+def _summary(compute: Callable[[], LogprobSummary]) -> LogprobSummary:
+    """The summary, or none where the backend's logprobs have no usable shape."""
+    try:
+        with np.errstate(all="ignore"):
+            return compute()
+    except _ODD_SHAPES:
+        return NO_SUMMARY
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +54,13 @@ def _v1(record: CallRecord, policy: RedactionPolicy | None) -> StoredLogprobs:
     if record.logprob_format == logprob_codec.CHAT:
         document = logprob_codec.per_choice_json(logprob_codec.CHAT, record.logprob_chunks)
         positions = document.count(b'"top_logprobs":')
-        summary = summarize_chat(document, positions=positions)
+        summary = _summary(lambda: summarize_chat(document, positions=positions))
     else:
         merged = logprob_codec.completion_objects(record.logprob_chunks)
         keyed = {str(k): v for k, v in sorted(merged.items())}
         positions = sum(len(v["tokens"]) for v in merged.values())
         document = orjson.dumps(keyed)
-        summary = summarize_parsed(keyed)
+        summary = _summary(lambda: summarize_parsed(keyed))
     stored = policy.logprobs(document) if policy else document
     return StoredLogprobs(logprob_codec.encode(stored), None, positions, summary)
 
@@ -63,10 +77,11 @@ def _v2(record: CallRecord, policy: RedactionPolicy | None) -> StoredLogprobs:
     if policy is not None:
         policy.logprob_choices(choices)
     packed = logprob_packing.pack(fmt, choices)
-    if packed.sampled is not None:
-        summary = summarize_arrays(packed.sampled, packed.top)
+    sampled, top = packed.sampled, packed.top
+    if sampled is not None:
+        summary = _summary(lambda: summarize_arrays(sampled, top))
     else:
-        summary = summarize_parsed({str(k): v for k, v in choices.items()})
+        summary = _summary(lambda: summarize_parsed({str(k): v for k, v in choices.items()}))
     return StoredLogprobs(packed.payload, packed.topk, _logged_tokens(fmt, choices), summary)
 
 
@@ -77,6 +92,6 @@ def stored_logprobs(
     if form == "v2":
         try:
             return _v2(record, policy)
-        except (orjson.JSONDecodeError, TypeError, AttributeError):
+        except _ODD_SHAPES:
             pass  # not JSON as a backend writes it: v1 keeps the bytes as they came
     return _v1(record, policy)

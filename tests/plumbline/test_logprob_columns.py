@@ -10,10 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gateway.recording.rows import call_row
 from plumbline import logprob_codec, logprob_packing, logprob_read
 from plumbline.logprob_codec import CHAT, COMPLETION
 from tests.support.captures import capture_body
 from tests.support.logprob_match import chat_entries_match
+from tests.support.records import make_record
 
 f32 = st.floats(-60.0, 0.0, width=32).map(float)
 any_logprob = st.one_of(
@@ -160,3 +162,26 @@ def test_foreign_payloads_are_refused() -> None:
     )
     with pytest.raises(ValueError, match="not a Plumbline"):
         logprob_read.decode(packed.payload, packed.payload)
+
+
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(-1e9, 1e9) | token,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(token, inner, max_size=4),
+    max_leaves=12,
+)
+shaped = st.fixed_dictionaries(
+    {"token": json_value, "logprob": json_value, "bytes": json_value, "top_logprobs": json_value}
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(shaped, json_value), max_size=6))
+def test_whatever_a_backend_sends_is_stored_and_read_back(entries: list[Any]) -> None:
+    record = make_record(tokens=0, logprob_chunks=_chunks(entries))
+    _, row = call_row(record, None, "v2")
+    if not entries:
+        assert row is None or logprob_read.decode(row["payload"], row.get("topk")) == {}
+        return
+    assert row is not None
+    stored = logprob_read.decode(row["payload"], row.get("topk"))[0]
+    assert stored == entries or chat_entries_match(stored, entries)
