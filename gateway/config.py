@@ -274,6 +274,10 @@ class RecordingConfig(_Strict):
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
     # Retention class of calls no team can be charged with (bad or missing keys).
     unattributed_retention_days: int = 30
+    # How logprobs are stored: v1 the backend's JSON; v2 columns, about a third of the bytes,
+    # top-k kept apart (a team's topk_retention_days needs it). Every release reads both; turn
+    # v2 on once no replica runs a release older than this one (those cannot read it).
+    logprob_form: Literal["v1", "v2"] = "v1"
 
     @field_validator("unattributed_retention_days")
     @classmethod

@@ -27,7 +27,8 @@ def list_teams() -> None:
                 f"tpm={team.tokens_per_minute or '-'}  bodies={bodies}  "
                 f"retention={team.retention_days or 'keep'}  "
                 f"budget day={team.budget_day or '-'} month={team.budget_month or '-'} "
-                f"soft={team.budget_soft_fraction or 0.8}  models={shown(team.allowed_models)}"
+                f"soft={team.budget_soft_fraction or 0.8}  models={shown(team.allowed_models)}  "
+                f"topk={team.topk_retention_days or 'with calls'}"
             )
 
 
@@ -55,6 +56,10 @@ def set_policy(
     no_budgets: Annotated[bool, typer.Option("--no-budgets", help="Remove both budgets")] = False,
     models: ModelsOption = None,
     all_models: AllModelsOption = False,
+    topk_retention_days: Annotated[
+        int | None,
+        typer.Option(help="Days top-k logprob alternatives are kept (0: as long as the calls)"),
+    ] = None,
     create: Annotated[bool, typer.Option(help="Create the team if it does not exist")] = False,
 ) -> None:
     """Change the given policies of a team (the others keep their values); audited."""
@@ -81,6 +86,8 @@ def set_policy(
         if value is not None:
             values[field] = value
     values.update(model_values(models, all_models))
+    if topk_retention_days is not None:
+        values["topk_retention_days"] = topk_retention_days
     with admin_transaction() as (_, session):
         team = set_team_policy(session, name, values, create=create, actor=cli_actor())
         summary = ", ".join(f"{k}={getattr(team, k)}" for k in values) or "nothing changed"

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.auth.service import MAX_GRACE_S
 from gateway.governance.model_access import MAX_PATTERN_CHARS, MAX_PATTERNS
+from gateway.retention.classes import MAX_TOPK_DAYS
 
 Limit = Annotated[int | None, Field(ge=1, le=1_000_000_000)]
 # A spend budget in the price currency (checked exactly by gateway.governance.budgets.policy).
@@ -123,6 +124,7 @@ class TeamPolicy(_In):
     budget_month: Budget = None
     budget_soft_fraction: Annotated[float | None, Field(gt=0, le=1)] = None
     allowed_models: ModelList = None
+    topk_retention_days: Annotated[int | None, Field(ge=0, le=MAX_TOPK_DAYS)] = None
 
 
 class TeamOut(BaseModel):
@@ -134,6 +136,7 @@ class TeamOut(BaseModel):
     name: str
     store_bodies: bool
     retention_days: int | None
+    topk_retention_days: int | None = None
     requests_per_minute: int | None
     tokens_per_minute: int | None
     budget_day: float | None = None

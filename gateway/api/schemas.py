@@ -84,6 +84,8 @@ class CallLogprobsOut(BaseModel):
     top_k: int
     token_count: int
     choices: dict[int, Any]
+    # True once the team's top-k retention dropped the alternatives (they read as `[]`).
+    top_logprobs_expired: bool = False
 
 
 class CallBodyOut(BaseModel):

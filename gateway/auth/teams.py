@@ -11,7 +11,7 @@ from gateway.auth.invalidation.changes import KeyChange, record_change
 from gateway.errors import GatewayError
 from gateway.governance.budgets.policy import TEAM_BUDGET_FIELDS, audit_values, check_budgets
 from gateway.governance.model_lists import model_list
-from gateway.retention.classes import check_retention_days
+from gateway.retention.classes import check_retention_days, check_topk_retention_days
 from plumbline.models import Team
 from plumbline.repositories import teams as team_repo
 
@@ -22,6 +22,7 @@ POLICY_FIELDS = (
     "retention_days",
     *TEAM_BUDGET_FIELDS,
     "allowed_models",
+    "topk_retention_days",
 )
 
 
@@ -42,6 +43,12 @@ def _check(values: dict[str, Any]) -> None:
         values["retention_days"] = None  # 0 and null both mean: keep
     if "allowed_models" in values:
         values["allowed_models"] = model_list(values["allowed_models"])
+    try:
+        check_topk_retention_days(values.get("topk_retention_days"))
+    except ValueError as error:
+        raise GatewayError(400, str(error), "topk_retention_days") from None
+    if values.get("topk_retention_days") == 0:
+        values["topk_retention_days"] = None  # 0 and null: alternatives kept with the call
 
 
 def set_team_policy(

@@ -21,6 +21,8 @@ class Team(Base):
     name: Mapped[str] = mapped_column(String(128), unique=True)
     store_bodies: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     retention_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Days top-k logprob alternatives are kept (None: as long as the call itself).
+    topk_retention_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # Spend budgets per UTC day and month in the price currency (NULL: none), and the fraction
