@@ -85,7 +85,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--kind-streams", type=float, default=2.0, help="call kinds: streams/s")
     parser.add_argument("--tracing", action="store_true", help="instead: tracing on vs off")
     parser.add_argument("--governance", action="store_true", help="instead: governance on/off")
-    parser.add_argument("--check-calls", type=int, default=5000, help="governance: in-process")
+    parser.add_argument("--check-calls", type=int, default=5000, help="governance: checks timed")
     parser.add_argument(
         "--workers-capacity", action="store_true", help="instead: --workers 1 vs 2 capacity"
     )
