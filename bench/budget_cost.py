@@ -70,7 +70,8 @@ async def _timed(step: Callable[[], Awaitable[None]], calls: int) -> tuple[float
     return statistics.median(samples), samples[int(len(samples) * 0.95)]
 
 
-async def _run(url: str, calls: int) -> None:
+async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
+    """p50 and p95 microseconds of admit + settle per row, one call at a time."""
     rates = RateLimitConfig(store="redis", redis_timeout_s=1.0)
     prefix = f"plumbline-bench-{uuid.uuid4().hex[:8]}:"
     limiter = RateLimiter(rates, connect_buckets(url, prefix, rates))
@@ -96,14 +97,12 @@ async def _run(url: str, calls: int) -> None:
         "budgets, redis store": lambda: budget_step(guards["redis"], with_budget),
         "rate limits, redis (for scale)": limiter_step,
     }
-    print(f"{'admit + settle per call':34} {'p50 us':>8} {'p95 us':>8}")
-    for name, step in rows.items():
-        p50, p95 = await _timed(step, calls)
-        print(f"{name:34} {p50:8.1f} {p95:8.1f}")
+    timed = {name: await _timed(step, calls) for name, step in rows.items()}
     async for key in redis.scan_iter(f"{prefix}*"):
         await redis.delete(key)
     await redis.aclose()
     await limiter.aclose()
+    return timed
 
 
 def main() -> None:
@@ -112,7 +111,10 @@ def main() -> None:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--calls", type=int, default=5000)
     args = parser.parse_args()
-    asyncio.run(_run(args.redis, args.calls))
+    timed = asyncio.run(measure_costs(args.redis, args.calls))
+    print(f"{'admit + settle per call':34} {'p50 us':>8} {'p95 us':>8}")
+    for name, (p50, p95) in timed.items():
+        print(f"{name:34} {p50:8.1f} {p95:8.1f}")
 
 
 if __name__ == "__main__":
