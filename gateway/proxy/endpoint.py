@@ -24,6 +24,7 @@ from gateway.governance.shedding import Admission
 from gateway.ids import new_call_id, new_request_id
 from gateway.metering.metered import Failure
 from gateway.metering.record import CallRecord
+from gateway.proxy.admission import admit
 from gateway.proxy.asgi_io import Receive, Scope, Send, header_map, header_text, read_body
 from gateway.proxy.call_facts import Arrival, Attribution, Delivery, Kept, Outcome, Planned
 from gateway.proxy.call_kinds.base import CallKind
@@ -211,8 +212,12 @@ class ProxyCall:
         admission.enter()  # a 503 if the saturated model sheds this call
         assert self.presented is not None
         reserve = reserved_tokens(fields, limits.rate_limits.assumed_max_tokens)
-        self.grant = await self.state.limiter.admit(self.presented, reserve)
-        self.hold = await self.state.budgets.admit(self.presented, model, len(body), reserve)
+        admitted = await admit(
+            self.state.limiter, self.state.budgets, self.presented, model, len(body), reserve
+        )
+        self.grant, self.hold = admitted.grant, admitted.hold
+        if admitted.refusal is not None:
+            raise admitted.refusal
         salted = model.provider == "vllm" and self.kind.salts_cache
         confine_tenant_fields(
             payload,

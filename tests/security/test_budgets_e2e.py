@@ -395,3 +395,28 @@ def test_budgets_set_with_the_cli_apply_on_running_gateways(replicas: Replicas) 
     changed = cli(replicas.database, env, "keys", "limits", prefix, "--budget-day", "0.5")
     assert changed.returncode == 0, changed.stderr
     assert "budget day=0.500000 month=2.000000" in changed.stdout
+
+
+def test_a_call_refused_by_its_rate_limit_leaves_nothing_on_its_budget(
+    replicas: Replicas,
+) -> None:
+    # The rate limits and the budgets are asked at once; a 429 from either settles the other.
+    created = _admin(
+        replicas,
+        "POST",
+        "/api/admin/keys",
+        {"team": "limited", "budget_month": 1.0, "requests_per_minute": 1},
+    )
+    assert created.status_code == 201, created.text
+    key, prefix = created.json()["key"], created.json()["prefix"]
+    key_id = _key_id(replicas, prefix)
+    client = _client(replicas.gateways[0], key)
+    assert [_chat(client), _chat(client)] == [200, 429]
+    calls = _team_calls(replicas, "limited", at_least=2)
+    served = [c for c in calls if c.status_code == 200]
+    assert len(served) == 1 and {c.status_code for c in calls} == {200, 429}
+    redis_client = redis.Redis.from_url(REDIS)
+    [found] = list(redis_client.scan_iter(f"{replicas.prefix}budget:*:key:{key_id}:month:*"))
+    redis_client.close()
+    name = found.decode().rsplit(":", 1)[-1]
+    assert _settled(replicas, f"key:{key_id}:month:{name}") == _micros(served[0])
