@@ -1,7 +1,9 @@
 """What spend budgets add to a call: admit + settle, memory and Redis, beside the rate limiter.
 
 `python -m bench.budget_cost [--redis redis://127.0.0.1:6379/0] [--calls 5000]` prints the p50
-and p95 in microseconds of each step as the proxy runs it (one call at a time, one loop).
+and p95 in microseconds of each step as the proxy runs it (one call at a time, one loop), and
+what a call with budgets waits for at admission (settling runs after the answer is sent): the
+rate limits, then the budgets in turn, or both at once as `gateway/proxy/admission.py` asks.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from gateway.governance.budgets.guard import BudgetGuard
 from gateway.governance.budgets.limits import BudgetLimits
 from gateway.governance.budgets.store_redis import RedisBudgets
 from gateway.metering.record import CallRecord
+from gateway.proxy.admission import admit
 from gateway.proxy.rate_limits import RateLimiter
 from gateway.proxy.rate_limits.redis_buckets import connect_buckets
 from gateway.rate_limit_config import RateLimitConfig
@@ -91,6 +94,20 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
         grant = await limiter.admit(_info(None, 10**9), 16)
         await limiter.settle(grant, 56)
 
+    limited = _info(BUDGET, 10**9)
+
+    async def in_turn() -> None:
+        # The proxy's admission before it overlapped the two (timed: admission only).
+        grant = await limiter.admit(limited, 16)
+        hold = await guards["redis"].admit(limited, MODEL, 400, 16)
+        held.append((grant, hold))
+
+    async def at_once() -> None:
+        admitted = await admit(limiter, guards["redis"], limited, MODEL, 400, 16)
+        held.append((admitted.grant, admitted.hold))
+
+    held: list[tuple[object, object]] = []
+
     rows = {
         "no budget (any store)": lambda: budget_step(guards["redis"], without),
         "budgets, memory store": lambda: budget_step(guards["memory"], with_budget),
@@ -98,6 +115,15 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
         "rate limits, redis (for scale)": limiter_step,
     }
     timed = {name: await _timed(step, calls) for name, step in rows.items()}
+    for name, step in (
+        ("admission: limits + budgets, in turn", in_turn),
+        ("admission: limits + budgets, at once", at_once),
+    ):
+        timed[name] = await _timed(step, calls)
+        for grant, hold in held:
+            await limiter.settle(grant, 56)  # type: ignore[arg-type]
+            await guards["redis"].settle(hold, RECORD)  # type: ignore[arg-type]
+        held.clear()
     async for key in redis.scan_iter(f"{prefix}*"):
         await redis.delete(key)
     await redis.aclose()
