@@ -50,12 +50,13 @@ phoenix-env:
 	@PYTHON="$(PYTHON)" scripts/phoenix-env
 
 # Every benchmark scenario at full size, each recording its section in docs/benchmarks.md (about
-# an hour and a half on a 2-core machine); `make bench-smoke` runs them tiny, as `make test` does.
-BENCH_SCENARIOS ?= overhead recording eval_runs queries http_clients routing
-bench: $(STAMP) services nginx-tools litellm-proxy-env
+# an hour and three quarters on a 2-core machine); `make bench-smoke` runs them tiny, as `make
+# test` does. vllm_serve runs the real vLLM (CPU build), so both need vllm-env.
+BENCH_SCENARIOS ?= overhead recording eval_runs queries http_clients routing vllm_serve
+bench: $(STAMP) services nginx-tools litellm-proxy-env vllm-env
 	@for scenario in $(BENCH_SCENARIOS); do $(PY) -m bench.$$scenario $(BENCH_ARGS) || exit 1; done
 
-bench-smoke: $(STAMP) services nginx-tools litellm-proxy-env
+bench-smoke: $(STAMP) services nginx-tools litellm-proxy-env vllm-env
 	$(PY) -m pytest -n 2 --dist loadgroup tests/bench
 
 # Debian's chromium (apt, as root) for the dashboard page's Playwright tests; instant once there.

@@ -24,6 +24,7 @@ from gateway.api import (
     eval_suites,
     stability,
     usage,
+    usage_budgets,
 )
 from gateway.api.eval_queue import close_eval_queue
 from gateway.api.response_headers import ApiResponseHeaders
@@ -131,6 +132,7 @@ def create_app(
     app.include_router(service_router)
     app.include_router(calls.router)
     app.include_router(usage.router)
+    app.include_router(usage_budgets.router)
     app.include_router(eval_suites.router)
     app.include_router(eval_paraphrases.router)
     app.include_router(eval_runs.router)

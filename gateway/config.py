@@ -11,6 +11,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gateway.governance.budgets.config import BudgetConfig
 from gateway.rate_limit_config import RateLimitConfig
 from gateway.retention.classes import check_retention_days
 from gateway.routing_config import PrefixAffinityConfig, RoutingPolicy
@@ -198,6 +199,8 @@ class Limits(_Strict):
     max_pooling_items: int = Field(default=2048, ge=1)
     # Per-key and per-team request and token limits: where they are kept (docs/security.md).
     rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
+    # Spend budgets per team and key (docs/security.md): kept where the rate limits are.
+    budgets: BudgetConfig = Field(default_factory=BudgetConfig)
     # How long a verified key is trusted from memory: a revocation made elsewhere (CLI,
     # another replica) takes effect here within this time.
     key_cache_ttl_s: float = Field(default=30.0, ge=0, le=3600)
@@ -271,6 +274,10 @@ class RecordingConfig(_Strict):
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
     # Retention class of calls no team can be charged with (bad or missing keys).
     unattributed_retention_days: int = 30
+    # How logprobs are stored: v1 the backend's JSON; v2 columns, about a third of the bytes,
+    # top-k kept apart (a team's topk_retention_days needs it). Every release reads both; turn
+    # v2 on once no replica runs a release older than this one (those cannot read it).
+    logprob_form: Literal["v1", "v2"] = "v1"
 
     @field_validator("unattributed_retention_days")
     @classmethod

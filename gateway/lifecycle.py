@@ -18,6 +18,8 @@ from gateway.auth.key_cache import KeyCache
 from gateway.auth.last_use import LastUse
 from gateway.auth.last_use_flusher import LastUseFlusher
 from gateway.config import GatewayConfig
+from gateway.governance.budgets.metrics import budget_metric_families
+from gateway.governance.budgets.setup import budget_guard
 from gateway.governance.shed_metrics import shedding_metrics
 from gateway.governance.shedding import LoadShedder
 from gateway.key_invalidation import start_key_invalidation, stop_key_invalidation
@@ -243,6 +245,7 @@ async def build_state(
         metrics=metrics,
         sampler=sampler,
         limiter=_rate_limiter(settings, config),
+        budgets=budget_guard(settings, config, http),
         response_owners=ResponseOwners(make_session_factory(engine), OwnerRepository()),
         shedder=LoadShedder(backends),
         tracing=_trace_sampler(config),
@@ -251,6 +254,7 @@ async def build_state(
     )
     metrics.add_collector(CallbackCollector(lambda: _live_gauges(state)))
     metrics.add_collector(CallbackCollector(state.limiter.metric_families))
+    metrics.add_collector(CallbackCollector(lambda: budget_metric_families(state.budgets)))
     metrics.add_collector(CallbackCollector(lambda: shedding_metrics(state.shedder, config)))
     loop = asyncio.get_running_loop()
     metrics.add_collector(CallbackCollector(lambda: _loop_gauges(loop)))
@@ -285,5 +289,6 @@ async def close_state(state: GatewayState) -> None:
     await state.http.close()
     state.upstream.close()
     await state.limiter.aclose()
+    await state.budgets.aclose()
     state.sink.stop()
     state.engine.dispose()

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from gateway.auth.key_cache import KeyCache
 from gateway.auth.last_use_flusher import LastUseFlusher
 from gateway.config import GatewayConfig
+from gateway.governance.budgets.guard import BudgetGuard
 from gateway.governance.shedding import LoadShedder
 from gateway.live_sampling import LiveSampler
 from gateway.metrics import GatewayMetrics
@@ -46,6 +47,8 @@ class GatewayState:
     metrics: GatewayMetrics
     sampler: LiveSampler
     limiter: RateLimiter
+    # Spend budgets of teams and keys (gateway.governance.budgets).
+    budgets: BudgetGuard
     response_owners: ResponseOwners
     shedder: LoadShedder
     # The trace sampler the OTEL_* environment set at start-up; None: tracing is off.

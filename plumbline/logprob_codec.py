@@ -1,8 +1,8 @@
-"""Storage encoding of a call's logprobs: the backend's own JSON, per choice, zstd-compressed.
+"""Logprob formats, the backend's JSON per choice, and the v1 storage form (JSON, zstd).
 
-The hot path never parses logprobs: it slices the JSON the backend sent. Storing those bytes
-keeps them exactly as sent, and zstd at level 1 makes them small (about 65 bytes per token with
-top-5 alternatives) for a fraction of the CPU a parse-and-repack encoding costs.
+v1 rows hold the backend's JSON, zstd-compressed (`LPZ1`); v2 rows a sampled payload and a
+separate top-k payload (plumbline.logprob_packing). plumbline.logprob_read reads both. This
+module stays free of numpy: the proxy imports its format names.
 """
 
 from __future__ import annotations
@@ -40,8 +40,15 @@ def completion_objects(chunks: Iterable[tuple[int, bytes]]) -> dict[int, dict[st
     return merged
 
 
+def parsed_choices(fmt: str, chunks: Iterable[tuple[int, bytes]]) -> dict[int, Any]:
+    """Choice index -> logprobs as sent: chat entry lists or merged completion objects."""
+    if fmt == CHAT:
+        return {i: orjson.loads(doc) for i, doc in sorted(chat_items(chunks).items())}
+    return dict(sorted(completion_objects(chunks).items()))
+
+
 def per_choice_json(fmt: str, chunks: Iterable[tuple[int, bytes]]) -> bytes:
-    """One JSON object `{"<index>": logprobs}` for all choices of a call."""
+    """One JSON object `{"<index>": logprobs}` for all choices of a call (the v1 document)."""
     if fmt == CHAT:
         arrays = chat_items(chunks)
         parts = [b'"' + str(i).encode() + b'":' + arrays[i] for i in sorted(arrays)]
@@ -50,12 +57,12 @@ def per_choice_json(fmt: str, chunks: Iterable[tuple[int, bytes]]) -> bytes:
 
 
 def encode(document: bytes) -> bytes:
-    """Compress a per-choice logprobs document."""
+    """The v1 form of a per-choice logprobs document (rows written before v2 hold this)."""
     return _MAGIC + zstandard.ZstdCompressor(level=1).compress(document)
 
 
 def decode(payload: bytes) -> dict[int, Any]:
-    """Choice index -> logprobs exactly as the backend sent them."""
+    """Choice index -> logprobs of a v1 payload, exactly as sent (both forms: logprob_read)."""
     if payload[:4] != _MAGIC:
         raise ValueError("not a Plumbline logprob payload")
     document = zstandard.ZstdDecompressor().decompress(payload[4:])

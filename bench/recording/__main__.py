@@ -21,15 +21,19 @@ from bench.harness.header import section_header
 from bench.harness.profile import hotspots, recording
 from bench.harness.record import DOC, publish
 from bench.recording.backlog import copy_spool, replay, spool_backlog
-from bench.recording.records import RecordFactory, simulator_logprobs
+from bench.recording.records import RecordFactory, realistic_logprobs, simulator_logprobs
 from bench.recording.report import RecordingRun, recording_section
 from bench.recording.storage import stored
 from bench.recording.throughput import SinkRun, row_building_seconds, sink_burst
+from gateway.recording.logprob_rows import LogprobForm
 from tests.support.databases import postgres_database
 
 KINDS = {"with logprobs": True, "without logprobs": False}
-# The same records through a recorder process, as the gateway runs the sink.
+# The same records through a recorder process, as the gateway runs the sink: today's storage
+# form (v1) and the columns (v2), so the two compare in one run on one machine.
 RECORDER_KIND = "with logprobs, recorder process"
+V2_KIND = "v2 with logprobs, recorder process"
+FORMS: dict[str, LogprobForm] = {RECORDER_KIND: "v1", V2_KIND: "v2"}
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -37,7 +41,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000, help="per burst")
     parser.add_argument("--runs", type=int, default=3, help="bursts per kind")
-    parser.add_argument("--variants", type=int, default=32, help="distinct simulator answers")
+    parser.add_argument("--variants", type=int, default=32, help="distinct answers")
+    parser.add_argument("--warm", type=int, default=1000, help="records before each burst")
+    parser.add_argument(
+        "--source",
+        choices=["realistic", "simulator"],
+        default="realistic",
+        help="logprobs like a 128k-vocabulary model's, or the tiny simulator's",
+    )
     parser.add_argument("--backlog-rate", type=float, default=100.0, help="calls/s")
     parser.add_argument("--backlog-minutes", type=float, default=10.0)
     parser.add_argument("--profile", action="store_true", help="py-spy an extra burst")
@@ -47,7 +58,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--smoke", action="store_true", help="seconds, for CI")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.records, args.runs, args.variants = 300, 1, 4
+        args.records, args.runs, args.variants, args.warm = 300, 1, 4, 100
         args.backlog_rate, args.backlog_minutes = 5.0, 1.0
     return args
 
@@ -58,31 +69,36 @@ def bursts(factory: RecordFactory, urls: dict[str, str], args: argparse.Namespac
     for index in range(args.runs):
         order = list(KINDS) if index % 2 == 0 else list(reversed(KINDS))
         for kind in order:
-            warm = factory.records(1000, logprobs=KINDS[kind])
+            warm = factory.records(args.warm, logprobs=KINDS[kind])
             batch = factory.records(args.records, logprobs=KINDS[kind])
             results[kind].append(sink_burst(urls[kind], warm, batch))
             print(f"burst {index + 1}: {kind} {results[kind][-1].per_second:,.0f}/s", flush=True)
-        warm = factory.records(1000, logprobs=True)
-        batch = factory.records(args.records, logprobs=True)
-        found = sink_burst(urls[RECORDER_KIND], warm, batch, recorder=True)
-        results.setdefault(RECORDER_KIND, []).append(found)
-        print(f"burst {index + 1}: {RECORDER_KIND} {found.per_second:,.0f}/s", flush=True)
+        forms = list(FORMS.items()) if index % 2 == 0 else list(reversed(FORMS.items()))
+        for kind, form in forms:
+            warm = factory.records(args.warm, logprobs=True)
+            batch = factory.records(args.records, logprobs=True)
+            found = sink_burst(urls[kind], warm, batch, recorder=True, form=form)
+            results.setdefault(kind, []).append(found)
+            print(f"burst {index + 1}: {kind} {found.per_second:,.0f}/s", flush=True)
     return results
 
 
 def measure(args: argparse.Namespace) -> RecordingRun:
     """Throughput, storage and backlog, each on its own fresh database."""
-    factory = RecordFactory(simulator_logprobs(args.variants))
+    source = realistic_logprobs if args.source == "realistic" else simulator_logprobs
+    factory = RecordFactory(source(args.variants))
     building = {
-        kind: row_building_seconds(factory.records(1000, logprobs=on)) / 1000
+        kind: row_building_seconds(factory.records(args.warm, logprobs=on)) / args.warm
         for kind, on in KINDS.items()
     }
     building[RECORDER_KIND] = building["with logprobs"]
+    building[V2_KIND] = row_building_seconds(factory.records(args.warm, logprobs=True), "v2")
+    building[V2_KIND] /= args.warm
     backlog = int(args.backlog_rate * args.backlog_minutes * 60)
     with ExitStack() as exits:
         urls = {
             kind: exits.enter_context(postgres_database("plumbline_bench"))
-            for kind in [*KINDS, RECORDER_KIND]
+            for kind in [*KINDS, *FORMS]
         }
         found = bursts(factory, urls, args)
         sizes = {kind: stored(url) for kind, url in urls.items()}
@@ -117,10 +133,17 @@ def measure(args: argparse.Namespace) -> RecordingRun:
 def main(argv: list[str] | None = None) -> str:
     """Run, print and record; returns the section."""
     args = parse(argv)
+    values = (
+        "shaped like a real model's: tokens drawn Zipf-like from a 128,000-string vocabulary "
+        "with multi-byte UTF-8 and byte tokens, float32 values, sampled near 0, alternatives "
+        "down to about -20"
+        if args.source == "realistic"
+        else "values from the simulator"
+    )
     notes = [
-        "Records: streamed chat calls, 200 tokens, logprobs as one chunk per token (top-5, "
-        "values from the simulator); the sink as the gateway configures it by default (batches "
-        "of 1,000, 50 ms flush interval), written to a fresh database on the local Postgres."
+        f"Records: streamed chat calls, 200 tokens, logprobs as one chunk per token (top-5, "
+        f"{values}); the sink as the gateway configures it by default (batches of 1,000, 50 ms "
+        f"flush interval), written to a fresh database on the local Postgres."
     ]
     header = section_header("bench.recording", notes, busy=args.busy)
     section = recording_section(header, measure(args), args)

@@ -1,4 +1,4 @@
-"""Realistic call records: 200-token streamed chat calls whose logprobs a simulator produced."""
+"""Call records: 200-token streamed chat calls, logprobs from the simulator or a realistic model."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from itertools import cycle, islice
 import httpx
 import orjson
 
+from bench.recording.realistic import RealisticLogprobs
 from gateway.metering.record import CallRecord
 from plumbline.logprob_codec import CHAT
 from simulator.process import SimulatorProcess
@@ -38,6 +39,12 @@ def simulator_logprobs(variants: int, tokens: int = TOKENS, k: int = TOP_K) -> l
             content = response.json()["choices"][0]["logprobs"]["content"]
             found.append([orjson.dumps(item) for item in content])
     return found
+
+
+def realistic_logprobs(variants: int, tokens: int = TOKENS, k: int = TOP_K) -> list[list[bytes]]:
+    """Per-token logprob items of `variants` answers shaped like a real 128k-vocabulary model's."""
+    source = RealisticLogprobs()
+    return [source.answer(tokens, k) for _ in range(variants)]
 
 
 class RecordFactory:

@@ -13,6 +13,9 @@ from bench.recording.storage import Stored
 from bench.recording.throughput import SinkRun
 
 TARGET_PER_SECOND = 10_000
+TARGET_PER_CORE = 3_000  # records/s per recorder core (CPU seconds), v2 form
+TARGET_BYTES_PER_TOKEN = 24.0
+V1_KIND, V2_KIND = "with logprobs, recorder process", "v2 with logprobs, recorder process"
 
 
 @dataclass
@@ -49,6 +52,69 @@ def _burst_rows(run: RecordingRun) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class FormFigures:
+    """One storage form's recorder CPU, rate per core, rows-alone CPU and bytes per token."""
+
+    recorder_ms: float
+    per_core: float
+    rows_us: float
+    bytes_per_token: float
+
+
+def form_figures(run: RecordingRun, kind: str) -> FormFigures | None:
+    """The figures of a recorder-process kind, if this run measured it."""
+    spent = [b.recorder_cpu_s / b.records for b in run.bursts.get(kind, []) if b.recorder_cpu_s]
+    sizes = run.stored.get(kind)
+    if not spent or sizes is None:
+        return None
+    per_record = median(spent)
+    return FormFigures(
+        per_record * 1000, 1 / per_record, run.building[kind] * 1e6, sizes.bytes_per_token
+    )
+
+
+def _form_lines(run: RecordingRun) -> list[str]:
+    v1, v2 = form_figures(run, V1_KIND), form_figures(run, V2_KIND)
+    if v1 is None or v2 is None:
+        return []
+    lines = [
+        "| storage form | recorder CPU ms/record | records/s per recorder core "
+        "| rows alone CPU µs/record | `call_logprobs` bytes per logged token |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, f in (("v1 (today: JSON, zstd)", v1), ("v2 (columns)", v2)):
+        lines.append(
+            f"| {name} | {f.recorder_ms:.3f} | {f.per_core:,.0f} | {f.rows_us:,.0f} "
+            f"| {f.bytes_per_token:.1f} |"
+        )
+    lines += [
+        "",
+        f"v2 against v1, same run: {v2.per_core / v1.per_core:.2f}x the records per recorder "
+        f"core, {v1.bytes_per_token / v2.bytes_per_token:.2f}x fewer bytes per logged token, "
+        f"rows alone {v1.rows_us / v2.rows_us:.2f}x as fast.",
+    ]
+    return lines
+
+
+def _form_verdicts(run: RecordingRun) -> list[Verdict]:
+    v2 = form_figures(run, V2_KIND)
+    if v2 is None:
+        return []
+    return [
+        Verdict(
+            f"recorder ≥ {TARGET_PER_CORE:,} records/s per core with top-5 logprobs (v2)",
+            f"{v2.per_core:,.0f} records/s per core",
+            at_least(v2.per_core, TARGET_PER_CORE),
+        ),
+        Verdict(
+            f"≤ {TARGET_BYTES_PER_TOKEN:g} bytes per logged token with top-5 (v2)",
+            f"{v2.bytes_per_token:.1f} bytes",
+            at_least(TARGET_BYTES_PER_TOKEN, v2.bytes_per_token),
+        ),
+    ]
+
+
 def _storage_lines(run: RecordingRun) -> list[str]:
     lines = []
     with_lp = run.stored.get("with logprobs")
@@ -59,6 +125,12 @@ def _storage_lines(run: RecordingRun) -> list[str]:
             f"token ({with_lp.logprob_rows:,} rows, {with_lp.logprob_tokens:,} tokens, "
             f"table + TOAST + index); with the `calls` rows "
             f"{with_lp.total_per_token:.1f} bytes per token."
+        )
+    v2 = run.stored.get(V2_KIND)
+    if v2 is not None:
+        lines.append(
+            f"- v2 with logprobs: `call_logprobs` {v2.bytes_per_token:.1f} bytes per logged token "
+            f"({v2.logprob_rows:,} rows); with the `calls` rows {v2.total_per_token:.1f}."
         )
     if without is not None:
         lines.append(
@@ -104,17 +176,22 @@ def recording_section(header: list[str], run: RecordingRun, args: Any) -> str:
             f"log sink ≥ {TARGET_PER_SECOND:,} records/s with logprobs",
             f"{with_lp:,.0f} records/s ({kind})",
             at_least(with_lp, TARGET_PER_SECOND),
-        )
+        ),
+        *_form_verdicts(run),
     ]
     lines = [
         *header,
         "",
-        f"Sink throughput: bursts of {args.records:,} records (after 1,000 to warm up), "
+        f"Sink throughput: bursts of {args.records:,} records (after {args.warm:,} to warm up), "
         f"runs per kind: {args.runs}, kinds alternating:",
         "",
         *_burst_rows(run),
         "",
-        "Storage:",
+        "Storage forms, both through a recorder process (CPU seconds of the recorder):",
+        "",
+        *_form_lines(run),
+        "",
+        "Storage (v1 unless named):",
         "",
         *_storage_lines(run),
         "",

@@ -13,6 +13,7 @@ from bench.harness.procstat import cpu_seconds
 from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.call_sink import CallSink
+from gateway.recording.logprob_rows import LogprobForm
 from gateway.recording.recorder_process import RecorderProcess
 from gateway.recording.rows import build_rows
 from gateway.recording.sink import LogSink
@@ -57,12 +58,19 @@ def _cpu(pids: list[int]) -> float:
 
 
 def sink_burst(
-    url: str, warm: list[CallRecord], records: list[CallRecord], *, recorder: bool = False
+    url: str,
+    warm: list[CallRecord],
+    records: list[CallRecord],
+    *,
+    recorder: bool = False,
+    form: LogprobForm = "v1",
 ) -> SinkRun:
     """Write `warm`, then time `records` submitted at once (`recorder`: as the gateway does)."""
     engine = create_db_engine(url)
     spool = Path(tempfile.mkdtemp(prefix="plumbline-bench-spool-"))
-    config = RecordingConfig(spool_dir=spool, queue_capacity=max(100_000, len(records) + 1))
+    config = RecordingConfig(
+        spool_dir=spool, queue_capacity=max(100_000, len(records) + 1), logprob_form=form
+    )
     sink: CallSink = RecorderProcess(url, 5, config) if recorder else LogSink(engine, config)
     sink.start()
     try:
@@ -94,8 +102,8 @@ def sink_burst(
     return run
 
 
-def row_building_seconds(records: list[CallRecord]) -> float:
-    """Seconds the writer's Python spends turning these records into rows, measured alone."""
-    started = time.perf_counter()
-    build_rows(records)
-    return time.perf_counter() - started
+def row_building_seconds(records: list[CallRecord], form: LogprobForm = "v1") -> float:
+    """CPU seconds this process spends turning these records into rows, measured alone."""
+    started = time.process_time()
+    build_rows(records, form=form)
+    return time.process_time() - started

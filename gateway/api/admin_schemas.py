@@ -10,8 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.auth.service import MAX_GRACE_S
 from gateway.governance.model_access import MAX_PATTERN_CHARS, MAX_PATTERNS
+from gateway.retention.classes import MAX_TOPK_DAYS
 
 Limit = Annotated[int | None, Field(ge=1, le=1_000_000_000)]
+# A spend budget in the price currency (checked exactly by gateway.governance.budgets.policy).
+Budget = Annotated[float | None, Field(ge=0, le=1e12, strict=True)]
 PrefixPath = Annotated[str, Path(min_length=10, max_length=10, pattern="^[0-9a-f]+$")]
 TeamName = Annotated[str, Field(min_length=1, max_length=128)]
 TeamPath = Annotated[str, Path(min_length=1, max_length=128)]
@@ -36,6 +39,8 @@ class KeyCreate(_In):
     admin: bool = False
     requests_per_minute: Limit = None
     tokens_per_minute: Limit = None
+    budget_day: Budget = None
+    budget_month: Budget = None
     # Checked by the service (clear 400s); left out: inference, read and evals, no expiry.
     scopes: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=8)] | None = None
     expires: Annotated[str, Field(max_length=64)] | None = None
@@ -48,6 +53,8 @@ class KeyLimits(_In):
 
     requests_per_minute: Limit = None
     tokens_per_minute: Limit = None
+    budget_day: Budget = None
+    budget_month: Budget = None
     allowed_models: ModelList = None
 
 
@@ -69,6 +76,8 @@ class KeyOut(BaseModel):
     revoked_at: datetime | None
     requests_per_minute: int | None
     tokens_per_minute: int | None
+    budget_day: float | None = None
+    budget_month: float | None = None
     scopes: list[str]
     expires_at: datetime | None
     last_used_at: datetime | None
@@ -111,7 +120,11 @@ class TeamPolicy(_In):
     tokens_per_minute: Limit = None
     store_bodies: bool | None = None
     retention_days: Annotated[int | None, Field(ge=0, le=730)] = None
+    budget_day: Budget = None
+    budget_month: Budget = None
+    budget_soft_fraction: Annotated[float | None, Field(gt=0, le=1)] = None
     allowed_models: ModelList = None
+    topk_retention_days: Annotated[int | None, Field(ge=0, le=MAX_TOPK_DAYS)] = None
 
 
 class TeamOut(BaseModel):
@@ -123,8 +136,12 @@ class TeamOut(BaseModel):
     name: str
     store_bodies: bool
     retention_days: int | None
+    topk_retention_days: int | None = None
     requests_per_minute: int | None
     tokens_per_minute: int | None
+    budget_day: float | None = None
+    budget_month: float | None = None
+    budget_soft_fraction: float | None = None
     allowed_models: list[str] | None = None
 
 

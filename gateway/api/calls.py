@@ -13,7 +13,7 @@ from gateway.api.schemas import CallBodyOut, CallDetail, CallLogprobsOut, CallPa
 from gateway.errors import GatewayError
 from gateway.proxy.call_kinds.served import no_logprobs_reason
 from gateway.recording import call_queries
-from plumbline import logprob_codec
+from plumbline import logprob_read
 
 router = APIRouter(prefix="/api/calls", tags=["calls"])
 
@@ -77,7 +77,8 @@ def get_call(call_id: str, caller: ReadCallerDep, session: SessionDep) -> CallDe
             format=logprobs.format,
             top_k=logprobs.top_k,
             token_count=logprobs.token_count,
-            choices=logprob_codec.decode(logprobs.payload),
+            choices=logprob_read.decode(logprobs.payload, logprobs.topk),
+            top_logprobs_expired=logprob_read.topk_expired(logprobs.payload, logprobs.topk),
         )
     else:
         detail.logprobs_note = no_logprobs_reason(call.endpoint)

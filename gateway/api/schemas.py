@@ -84,6 +84,8 @@ class CallLogprobsOut(BaseModel):
     top_k: int
     token_count: int
     choices: dict[int, Any]
+    # True once the team's top-k retention dropped the alternatives (they read as `[]`).
+    top_logprobs_expired: bool = False
 
 
 class CallBodyOut(BaseModel):
@@ -148,3 +150,26 @@ class UsageReport(BaseModel):
     data: list[UsageRow]
     # Cost per call kind, most expensive first.
     by_endpoint: list[EndpointUsage] = []
+
+
+class BudgetOut(BaseModel):
+    """One budget in its current UTC period; spent and held are None while Redis is down."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    scope: str
+    name: str
+    period: str
+    period_name: str
+    limit: float
+    soft_level: float
+    spent: float | None
+    held: float | None
+    resets_at: datetime
+
+
+class BudgetReport(BaseModel):
+    """A team's budgets and its keys' own, with their spend now."""
+
+    team: str
+    budgets: list[BudgetOut]

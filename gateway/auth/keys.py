@@ -7,9 +7,13 @@ import hmac
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from gateway.auth.scopes import LEGACY_SCOPES
 from gateway.governance.model_access import ModelAccess
+
+if TYPE_CHECKING:
+    from gateway.governance.budgets.limits import BudgetLimits
 
 KEY_PREFIX = "pl-"
 PREFIX_LENGTH = 10
@@ -43,6 +47,8 @@ class KeyInfo:
     prefix: str = ""
     # When a rotated key's grace period ends (None: the key has no end).
     revokes_at: datetime | None = None
+    # Spend budgets of the key and its team (gateway.governance.budgets); None: none set.
+    budget: BudgetLimits | None = None
     # Scopes and expiry (gateway/auth/scopes.py): what the key may do, and until when; an
     # expired key is refused at resolve time, also from the key cache.
     scopes: frozenset[str] = LEGACY_SCOPES

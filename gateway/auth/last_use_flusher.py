@@ -16,6 +16,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from gateway.auth.last_use import LastUse
 
 log = logging.getLogger(__name__)
+# At shutdown the last flush gets this long: a hung database must not hold the exit.
+SHUTDOWN_FLUSH_S = 5.0
 # The repository function that writes them (`plumbline.repositories.api_keys.record_last_used`,
 # passed in by the lifecycle so the proxy's import graph holds no ORM models).
 WriteLastUse = Callable[[Session, dict[int, datetime]], int]
@@ -53,7 +55,8 @@ class LastUseFlusher:
         """Write what was noted since the last flush (nothing to do: no transaction)."""
         taken = self.uses.take()
         if taken:
-            await anyio.to_thread.run_sync(self._write, taken)
+            # Abandoned if cancelled: a write stuck on a lock must not hold up the shutdown.
+            await anyio.to_thread.run_sync(self._write, taken, abandon_on_cancel=True)
 
     def _write(self, taken: dict[int, float]) -> None:
         uses = {key_id: datetime.fromtimestamp(at, UTC) for key_id, at in taken.items()}
@@ -76,7 +79,14 @@ class LastUseFlusher:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        await self.flush()
+        try:
+            async with asyncio.timeout(SHUTDOWN_FLUSH_S):
+                await self.flush()
+        except TimeoutError:
+            log.warning(
+                "keys' last use not written at shutdown: the database did not answer in %s s",
+                SHUTDOWN_FLUSH_S,
+            )
 
     def metric_families(self) -> Iterator[Metric]:
         """Flushes, rows written, failures, uses dropped over the bound, uses held, for /metrics."""

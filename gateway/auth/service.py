@@ -21,6 +21,8 @@ from gateway.auth.keys import (
 )
 from gateway.auth.scopes import parse_scopes
 from gateway.errors import GatewayError
+from gateway.governance.budgets.limits import budget_limits
+from gateway.governance.budgets.policy import BUDGET_FIELDS, audit_values, check_budgets
 from gateway.governance.model_access import ModelAccess
 from gateway.governance.model_lists import model_access, model_list
 from gateway.retention.classes import retention_class
@@ -70,6 +72,7 @@ def create_key(
     name: str = "default",
     requests_per_minute: int | None = None,
     tokens_per_minute: int | None = None,
+    budgets: dict[str, object] | None = None,
     allowed_models: list[str] | None = None,
     actor: str = "cli",
     terms: KeyTerms | None = None,
@@ -82,6 +85,10 @@ def create_key(
     terms = terms or KeyTerms()
     _check_limit(requests_per_minute, "requests_per_minute")
     _check_limit(tokens_per_minute, "tokens_per_minute")
+    budgets = dict(budgets or {})
+    if set(budgets) - set(BUDGET_FIELDS):
+        raise GatewayError(400, f"Key budgets are {', '.join(BUDGET_FIELDS)}.")
+    check_budgets(budgets)
     allowed_models = model_list(allowed_models, admin=admin)
     team = team_repo.team_by_name(session, team_name)
     if team is None:
@@ -99,12 +106,18 @@ def create_key(
         is_admin=admin,
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
+        **budgets,
         scopes=terms.scopes,
         expires_at=terms.expires_at,
         note=terms.note,
         allowed_models=allowed_models,
     )
-    details: dict[str, object] = {"admin": admin, "name": name, **terms.audited()}
+    details: dict[str, object] = {
+        "admin": admin,
+        "name": name,
+        **terms.audited(),
+        **audit_values(budgets),
+    }
     if allowed_models is not None:
         details["allowed_models"] = allowed_models
     record_action(session, actor, "key.create", team_id=team.id, target=new.prefix, details=details)
@@ -145,6 +158,8 @@ def rotate_key(
         is_admin=old.is_admin,
         requests_per_minute=old.requests_per_minute,
         tokens_per_minute=old.tokens_per_minute,
+        budget_day=old.budget_day,
+        budget_month=old.budget_month,
         scopes=old.scopes,
         expires_at=old.expires_at,
         note=old.note,
@@ -183,14 +198,18 @@ def revoke_key(session: Session, prefix: str, *, actor: str = "cli") -> ApiKey:
 def set_key_limits(
     session: Session, prefix: str, values: dict[str, Any], *, actor: str = "cli"
 ) -> ApiKey:
-    """Set (or clear, with None) the given limits or model list of a key; the others stay.
-    Audited."""
-    unknown = set(values) - {"requests_per_minute", "tokens_per_minute", "allowed_models"}
+    """Set (or clear, with None) the given limits, budgets or model list of a key; the others
+    stay. Audited."""
+    known = {"requests_per_minute", "tokens_per_minute", "allowed_models", *BUDGET_FIELDS}
+    unknown = set(values) - known
     if unknown:
         raise GatewayError(400, f"Unknown key settings: {', '.join(sorted(unknown))}.")
-    for name, value in values.items():
-        if name != "allowed_models":
-            _check_limit(value, name)
+    for name in ("requests_per_minute", "tokens_per_minute"):
+        value = values.get(name)
+        if value is not None and not isinstance(value, int):
+            raise GatewayError(400, f"`{name}` must be a whole number (or null).", name)
+        _check_limit(value, name)
+    check_budgets(values)
     key, team = _usable_key(session, prefix, datetime.now(UTC))
     if "allowed_models" in values:
         values["allowed_models"] = model_list(values["allowed_models"], admin=key.is_admin)
@@ -198,7 +217,9 @@ def set_key_limits(
         setattr(key, name, value)
     session.flush()
     record_change(session, KeyChange(prefix=prefix))
-    record_action(session, actor, "key.limits", team_id=team.id, target=prefix, details=values)
+    record_action(
+        session, actor, "key.limits", team_id=team.id, target=prefix, details=audit_values(values)
+    )
     return key
 
 
@@ -217,6 +238,13 @@ def _grants(key: ApiKey, team: Team) -> KeyInfo:
         retention_days=retention_class(team.retention_days),
         prefix=key.prefix,
         revokes_at=revokes_at,
+        budget=budget_limits(
+            key.budget_day,
+            key.budget_month,
+            team.budget_day,
+            team.budget_month,
+            team.budget_soft_fraction,
+        ),
         scopes=parse_scopes(key.scopes),
         expires_at=as_utc(key.expires_at) if key.expires_at is not None else None,
         # Admin keys (eval workers, the resampler) call every model; acting for a team, its list.

@@ -9,8 +9,9 @@ from sqlalchemy.orm import Session
 from gateway.auth.audit import record_action
 from gateway.auth.invalidation.changes import KeyChange, record_change
 from gateway.errors import GatewayError
+from gateway.governance.budgets.policy import TEAM_BUDGET_FIELDS, audit_values, check_budgets
 from gateway.governance.model_lists import model_list
-from gateway.retention.classes import check_retention_days
+from gateway.retention.classes import check_retention_days, check_topk_retention_days
 from plumbline.models import Team
 from plumbline.repositories import teams as team_repo
 
@@ -19,7 +20,9 @@ POLICY_FIELDS = (
     "tokens_per_minute",
     "store_bodies",
     "retention_days",
+    *TEAM_BUDGET_FIELDS,
     "allowed_models",
+    "topk_retention_days",
 )
 
 
@@ -31,6 +34,7 @@ def _check(values: dict[str, Any]) -> None:
         value = values.get(name)
         if value is not None and not 1 <= value <= 1_000_000_000:
             raise GatewayError(400, f"`{name}` must be between 1 and 1000000000 (or null).", name)
+    check_budgets(values)
     try:
         check_retention_days(values.get("retention_days"))
     except ValueError as error:
@@ -39,6 +43,12 @@ def _check(values: dict[str, Any]) -> None:
         values["retention_days"] = None  # 0 and null both mean: keep
     if "allowed_models" in values:
         values["allowed_models"] = model_list(values["allowed_models"])
+    try:
+        check_topk_retention_days(values.get("topk_retention_days"))
+    except ValueError as error:
+        raise GatewayError(400, str(error), "topk_retention_days") from None
+    if values.get("topk_retention_days") == 0:
+        values["topk_retention_days"] = None  # 0 and null: alternatives kept with the call
 
 
 def set_team_policy(
@@ -60,6 +70,6 @@ def set_team_policy(
         "team.policy",
         team_id=team.id,
         target=team.name,
-        details={"before": before, "after": values},
+        details={"before": audit_values(before), "after": audit_values(values)},
     )
     return team

@@ -9,8 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from evals.runs.repository import runs as run_repo
-from gateway.api.deps import ReadCallerDep, SessionDep, team_scope
+from gateway.api import usage_budgets
+from gateway.api.deps import ReadCallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_schemas import IdPath
+from gateway.api.schemas import BudgetReport
 from gateway.dashboard import sample_queries, traffic_queries
 from gateway.dashboard.schemas import (
     CallerOut,
@@ -34,6 +36,16 @@ def me(caller: ReadCallerDep) -> CallerOut:
     return CallerOut(
         key_id=caller.key_id, team_id=caller.team_id, team=caller.team_name, admin=caller.is_admin
     )
+
+
+@router.get("/budgets", response_model=BudgetReport)
+async def budgets(
+    caller: ReadCallerDep,
+    state: StateDep,
+    team: Annotated[str | None, Query(max_length=128, description="admin keys only")] = None,
+) -> BudgetReport:
+    """Spend against budget for the page, as GET /api/usage/budgets answers it."""
+    return await usage_budgets.budgets(caller, state, team)
 
 
 def _aligned(since: datetime, until: datetime, step_s: int) -> tuple[int, int]:

@@ -37,6 +37,13 @@ def _summary(sampled: np.ndarray, top: np.ndarray | None, margin: float) -> Logp
     return LogprobSummary(mean, float(margins.min()), int((margins < margin).sum()))
 
 
+def summarize_arrays(
+    sampled: np.ndarray, top: np.ndarray | None, margin: float = NEAR_TIE_MARGIN
+) -> LogprobSummary:
+    """Summary of sampled logprobs and a (positions, k) matrix of alternatives, parsed already."""
+    return _summary(sampled, top, margin)
+
+
 def summarize_chat(
     document: bytes, margin: float = NEAR_TIE_MARGIN, positions: int | None = None
 ) -> LogprobSummary:

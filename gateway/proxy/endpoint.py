@@ -19,6 +19,7 @@ from gateway.auth.scopes import INFERENCE, check_scope
 from gateway.auth.traffic_labels import check_trace_link, check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
+from gateway.governance.budgets.lines import Hold
 from gateway.governance.shedding import Admission
 from gateway.ids import new_call_id, new_request_id
 from gateway.metering.metered import Failure
@@ -111,6 +112,7 @@ class ProxyCall:
         # verified, and what the call took from its buckets, once admitted.
         self.presented: KeyInfo | None = None
         self.grant: Grant | None = None
+        self.hold: Hold | None = None  # what it holds of its spend budgets, once admitted
         # The request's upload, for kinds whose body is streamed upstream as it arrives.
         self.upload: RequestUpload | None = None
         # The call's pass through load shedding, once its model is known.
@@ -152,6 +154,8 @@ class ProxyCall:
                 self.admission.leave()
             if self.grant is not None:
                 await self.state.limiter.settle(self.grant, tokens_used(record))
+            if self.hold is not None:
+                await self.state.budgets.settle(self.hold, record)
 
     def _record(self, t_done: float) -> CallRecord:
         relay = self.relay
@@ -208,6 +212,7 @@ class ProxyCall:
         assert self.presented is not None
         reserve = reserved_tokens(fields, limits.rate_limits.assumed_max_tokens)
         self.grant = await self.state.limiter.admit(self.presented, reserve)
+        self.hold = await self.state.budgets.admit(self.presented, model, len(body), reserve)
         salted = model.provider == "vllm" and self.kind.salts_cache
         confine_tenant_fields(
             payload,

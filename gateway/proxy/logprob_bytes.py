@@ -52,6 +52,14 @@ def chat_items(obj: bytes) -> bytes | None:
     return None
 
 
+def span_chat_items(data: bytes, span: tuple[int, int]) -> bytes | None:
+    """`chat_items` of the object at `span` of `data`, without copying the object first."""
+    start, end = span[0] + len(KEY), span[1]
+    if data.startswith(CHAT_PREFIX, start, end) and data.endswith(CHAT_SUFFIX, start, end):
+        return data[start + len(CHAT_PREFIX) : end - len(CHAT_SUFFIX)]
+    return None
+
+
 def positions(items: bytes) -> int:
     """How many token positions the items of a chat `content` array hold."""
     return items.count(b'"top_logprobs":')

@@ -13,6 +13,7 @@ from gateway.proxy.asgi_io import Send, send_bytes
 from gateway.proxy.call_kinds.base import CallKind, ResponseMeter
 from gateway.proxy.request_plan import MeasurementPlan
 from gateway.proxy.send_watchdog import SendWatchdog
+from gateway.proxy.sse_cut import EventTooLarge, cut_events, one_event
 from gateway.proxy.upstream_errors import UpstreamProtocolError
 from gateway.upstream.errors import UpstreamPayloadError, UpstreamRefused
 from gateway.upstream.response import UpstreamResponse
@@ -198,8 +199,11 @@ class Relay:
         limits = self.limits
         max_event = limits.backends.max_sse_event_bytes
         budget = limits.backends.max_stream_bytes
+        send = self.send
+        feed = meter.feed
+        next_chunk = response.next_chunk
         buffer = b""
-        async for data in response.iter_chunks():
+        while data := await next_chunk():
             t = perf_counter()
             budget -= len(data)
             if budget < 0:
@@ -208,32 +212,26 @@ class Relay:
                     f"The stream of {self.backend_label} ran over "
                     f"{limits.backends.max_stream_bytes} bytes; it was cut.",
                 )
-            # Only the new bytes (and the one before, for a split blank line) are searched, and
-            # events are cut by offset, so a chunk costs time in its own size only.
-            scan = len(buffer) - 1 if buffer else 0
-            buffer += data
-            start = 0
-            out: list[bytes] = []
-            while (end := buffer.find(b"\n\n", scan)) >= 0:
-                if end + 2 - start > max_event:
-                    raise self._event_too_large(max_event)
-                try:
-                    out.extend(meter.feed(buffer[start : end + 2], t))
-                except UpstreamProtocolError as error:
-                    raise GatewayError(502, f"{error} ({self.backend_label}).") from None
-                start = scan = end + 2
-            if start:
-                buffer = buffer[start:]
-            if len(buffer) > max_event:
-                raise self._event_too_large(max_event)
+            try:
+                if not buffer and one_event(data):
+                    # What a backend's cadence brings: one whole event, nothing to cut or keep.
+                    if len(data) > max_event:
+                        raise EventTooLarge
+                    out = feed(data, t)
+                else:
+                    out, buffer = cut_events(feed, buffer, data, t, max_event)
+            except UpstreamProtocolError as error:
+                raise GatewayError(502, f"{error} ({self.backend_label}).") from None
+            except EventTooLarge:
+                raise self._event_too_large(max_event) from None
             if out:
-                chunk = b"".join(out)
+                chunk = out[0] if len(out) == 1 else b"".join(out)
                 if keep and stored_size < STORED_STREAM_LIMIT:
                     stored.append(chunk)
                     stored_size += len(chunk)
                 self.processing_s += perf_counter() - t
                 watchdog.sending()
-                await self.send_chunk(chunk)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 watchdog.sent()
             else:
                 self.processing_s += perf_counter() - t

@@ -38,10 +38,13 @@ def _insert_ignoring_duplicates(
 def write_batch(connection: Connection, batch: RowBatch) -> None:
     """Insert a batch; rows whose id is already stored are skipped, so replays are harmless."""
     _insert_ignoring_duplicates(connection, Call.__table__, batch.calls)  # type: ignore[arg-type]
+    # A v1 row (or one spooled by an older release) has no `topk` key; one insert statement
+    # needs the same keys in every row of its batch.
+    logprobs = [row if "topk" in row else {**row, "topk": None} for row in batch.logprobs]
     _insert_ignoring_duplicates(
         connection,
         CallLogprobs.__table__,  # type: ignore[arg-type]
-        batch.logprobs,
+        logprobs,
     )
     _insert_ignoring_duplicates(connection, CallBody.__table__, batch.bodies)  # type: ignore[arg-type]
     _insert_ignoring_duplicates(

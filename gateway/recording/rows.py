@@ -6,16 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from gateway.config import RedactionConfig
 from gateway.metering.cost import call_cost
-from gateway.metering.logprob_summary import LogprobSummary, summarize_chat, summarize_parsed
 from gateway.metering.record import CallRecord
 from gateway.metering.timings import phase_timings
+from gateway.metering.usage_counts import usage_counts
 from gateway.recording.live_rows import live_sample_row
+from gateway.recording.logprob_rows import LogprobForm, stored_logprobs
 from gateway.recording.stored_text import RedactionPolicy
-from plumbline import logprob_codec
 
 
 @dataclass(slots=True)
@@ -38,27 +36,6 @@ class RowBatch:
         self.live_samples.extend(other.live_samples)
 
 
-def _token_count(value: Any) -> int | None:
-    # The backend wrote these: a count that is no count must not fail the cost arithmetic.
-    return value if type(value) is int and 0 <= value < 2**31 else None
-
-
-def _usage_counts(record: CallRecord) -> tuple[int | None, int | None, int | None, str | None]:
-    usage = record.usage
-    if isinstance(usage, dict) and usage:
-        details = usage.get("prompt_tokens_details")
-        cached = details.get("cached_tokens") if isinstance(details, dict) else None
-        return (
-            _token_count(usage.get("prompt_tokens")),
-            _token_count(usage.get("completion_tokens")),
-            _token_count(cached),
-            "backend",
-        )
-    if record.completion_tokens_seen:
-        return None, record.completion_tokens_seen, None, "counted"
-    return None, None, None, None
-
-
 def _engine_times(metrics: dict[str, Any] | None) -> dict[str, float | None]:
     metrics = metrics or {}
     return {
@@ -70,10 +47,10 @@ def _engine_times(metrics: dict[str, Any] | None) -> dict[str, float | None]:
 
 
 def call_row(
-    record: CallRecord, policy: RedactionPolicy | None = None
+    record: CallRecord, policy: RedactionPolicy | None = None, form: LogprobForm = "v1"
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The `calls` row of a record, plus its `call_logprobs` row when it has logprobs."""
-    prompt, completion, cached, usage_source = _usage_counts(record)
+    prompt, completion, cached, usage_source = usage_counts(record)
     timings = phase_timings(record.t_arrival, record.token_chunk_times, record.t_done)
     cost = call_cost(
         prompt,
@@ -143,7 +120,7 @@ def call_row(
     }
     if not record.logprob_chunks or record.logprob_format is None:
         return row, None
-    stored = _logprobs(record)
+    stored = stored_logprobs(record, policy, form)
     row["logprob_mean"] = stored.summary.mean_logprob
     row["logprob_min_margin"] = stored.summary.min_margin
     row["near_ties"] = stored.summary.near_ties
@@ -155,29 +132,11 @@ def call_row(
         "format": record.logprob_format,
         "token_count": stored.token_count,
         "top_k": record.logprob_k,
-        "payload": logprob_codec.encode(
-            policy.logprobs(stored.document) if policy else stored.document
-        ),
+        "payload": stored.payload,
     }
+    if stored.topk is not None:
+        logprobs_row["topk"] = stored.topk
     return row, logprobs_row
-
-
-@dataclass(frozen=True, slots=True)
-class _StoredLogprobs:
-    document: bytes
-    token_count: int
-    summary: LogprobSummary
-
-
-def _logprobs(record: CallRecord) -> _StoredLogprobs:
-    if record.logprob_format == logprob_codec.CHAT:
-        document = logprob_codec.per_choice_json(logprob_codec.CHAT, record.logprob_chunks)
-        positions = document.count(b'"top_logprobs":')
-        return _StoredLogprobs(document, positions, summarize_chat(document, positions=positions))
-    merged = logprob_codec.completion_objects(record.logprob_chunks)
-    keyed = {str(k): v for k, v in sorted(merged.items())}
-    tokens = sum(len(v["tokens"]) for v in merged.values())
-    return _StoredLogprobs(orjson.dumps(keyed), tokens, summarize_parsed(keyed))
 
 
 def body_row(record: CallRecord, policy: RedactionPolicy) -> dict[str, Any] | None:
@@ -199,12 +158,14 @@ def body_row(record: CallRecord, policy: RedactionPolicy) -> dict[str, Any] | No
 RowObserver = Callable[[CallRecord, dict[str, Any]], None]
 
 
-def build_rows(records: list[CallRecord], policy: RedactionPolicy | None = None) -> RowBatch:
+def build_rows(
+    records: list[CallRecord], policy: RedactionPolicy | None = None, form: LogprobForm = "v1"
+) -> RowBatch:
     """Rows for a batch of records (redacted as the policy says; default: the defaults)."""
     policy = policy or RedactionPolicy(RedactionConfig())
     batch = RowBatch()
     for record in records:
-        row, logprobs_row = call_row(record, policy)
+        row, logprobs_row = call_row(record, policy, form)
         batch.calls.append(row)
         if logprobs_row is not None:
             batch.logprobs.append(logprobs_row)

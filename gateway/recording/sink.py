@@ -233,7 +233,7 @@ class LogSink:
         batch = RowBatch()
         for record in records:
             try:
-                rows = build_rows([record], self.policy)
+                rows = build_rows([record], self.policy, self.config.logprob_form)
             except Exception:
                 # One malformed record must not take its batch down with it.
                 self._count("dropped", 1)

@@ -286,6 +286,16 @@ class RedactionPolicy:
             return document
         return logprob_document(document, self.redactor)
 
+    def logprob_choices(self, choices: dict[int, Any]) -> None:
+        """Mask secrets in parsed per-choice logprobs, in place (chat lists, completion objects)."""
+        if self.redactor is None or not self.mask_logprobs:
+            return
+        for value in choices.values():
+            if isinstance(value, list):
+                _mask_chat_entries(value, self.redactor)
+            elif isinstance(value, dict):
+                _mask_completion(value, self.redactor)
+
     def message(self, text: str | None) -> str | None:
         """An error message as stored (backends may quote the request in them)."""
         return text if text is None or self.redactor is None else self.redactor.text(text)

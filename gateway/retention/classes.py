@@ -15,6 +15,19 @@ def check_retention_days(days: int | None) -> int | None:
     raise ValueError(f"retention_days must be one of {choices} (or null to keep); got {days}")
 
 
+MAX_TOPK_DAYS = 730
+
+
+def check_topk_retention_days(days: int | None) -> int | None:
+    """`days` if it is a top-k retention period (None, 0: as long as the calls), else ValueError."""
+    if days is None or 0 <= days <= MAX_TOPK_DAYS:
+        return days
+    raise ValueError(
+        f"topk_retention_days must be 1 to {MAX_TOPK_DAYS} (or null: as long as the calls); "
+        f"got {days}"
+    )
+
+
 def retention_class(days: int | None) -> int:
     """The class stored on a call's rows for a team's retention setting."""
     return KEEP if days is None else days

@@ -75,6 +75,31 @@ def teams_with_retention(session: Session) -> list[tuple[int, str, int]]:
     return [(row[0], row[1], int(row[2] or 0)) for row in rows]
 
 
+def teams_with_topk_retention(session: Session) -> list[tuple[int, int]]:
+    """(id, days) of every team that keeps top-k alternatives for a shorter period."""
+    rows = session.execute(
+        select(Team.id, Team.topk_retention_days).where(Team.topk_retention_days > 0)
+    )
+    return [(row[0], int(row[1] or 0)) for row in rows]
+
+
+def drop_team_topk_before(session: Session, team_id: int, cutoff: datetime) -> int:
+    """Null the top-k payload of a team's logprob rows older than `cutoff`; rows changed.
+
+    The sampled payload stays as it is: on Postgres an update keeps unchanged TOASTed values.
+    """
+    result = session.execute(
+        update(CallLogprobs)
+        .where(
+            CallLogprobs.team_id == team_id,
+            CallLogprobs.created_at < cutoff,
+            CallLogprobs.topk.is_not(None),
+        )
+        .values(topk=None)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
 def _delete_calls_where(session: Session, condition: ColumnElement[bool]) -> dict[str, int]:
     """Delete calls matching `condition` with their logprobs, bodies and live samples."""
     keys = select(Call.id, Call.created_at, Call.retention_days).where(condition)

@@ -104,6 +104,9 @@ def apply_retention(session: Session, now: datetime, actor: str = "retention") -
         report.add(
             repository.delete_team_calls_before(session, team_id, now - timedelta(days=days))
         )
+    for team_id, days in repository.teams_with_topk_retention(session):
+        dropped = repository.drop_team_topk_before(session, team_id, now - timedelta(days=days))
+        report.add({"call_logprobs.topk": dropped})
     if not report.empty:
         record_action(session, actor, "retention.apply", details=report.as_dict())
     return report

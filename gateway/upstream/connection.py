@@ -184,8 +184,8 @@ class UpstreamConnection(asyncio.Protocol):
     async def next_chunk(self) -> bytes:
         """The body bytes that arrived since the last call; b"" once the body is complete."""
         while True:
-            if self._chunks:
-                chunks = self._chunks
+            chunks = self._chunks
+            if chunks:
                 data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
                 self._chunks = []
                 self._buffered = 0
@@ -197,7 +197,15 @@ class UpstreamConnection(asyncio.Protocol):
                 raise self._error
             if self._complete:
                 return b""
-            await self._wait()
+            # `_wait`, inlined: a stream waits here once per event.
+            self._waiter = waiter = self._loop.create_future()
+            try:
+                await waiter
+            except BaseException:
+                self.abort()
+                raise
+            finally:
+                self._waiter = None
 
     async def read_all(self) -> bytes:
         """The rest of the body, once it has all arrived."""
@@ -405,7 +413,9 @@ class UpstreamConnection(asyncio.Protocol):
             self._paused = True
             assert self._transport is not None
             self._transport.pause_reading()
-        self._wake()
+        waiter = self._waiter  # `_wake`, inlined: it runs once per streamed event
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def on_message_complete(self) -> None:
         """The whole response is in."""

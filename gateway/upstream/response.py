@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from gateway.upstream.connection import UpstreamConnection
 from gateway.upstream.headers import Headers
@@ -34,6 +34,14 @@ class UpstreamResponse:
         """Body bytes as they arrive (chunked framing already removed)."""
         while data := await self._connection.next_chunk():
             yield data
+
+    def next_chunk(self) -> Awaitable[bytes]:
+        """The body bytes that arrived since the last call; b"" once the body is complete.
+
+        What a stream's relay awaits per event: an async generator would add a frame and an
+        awaitable object to every event.
+        """
+        return self._connection.next_chunk()
 
     def release(self) -> None:
         """Hand the connection back: pooled if the body was read in full and may be kept."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, func
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, Numeric, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbline.db.base import Base
@@ -31,6 +32,9 @@ class ApiKey(Base):
     # Per-key limits, applied on top of the team's (NULL: only the team's limits apply).
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Spend budgets of this key alone per UTC day and month (NULL: only the team's apply).
+    budget_day: Mapped[Decimal | None] = mapped_column(Numeric(18, 6), nullable=True)
+    budget_month: Mapped[Decimal | None] = mapped_column(Numeric(18, 6), nullable=True)
     # Comma-separated scopes (gateway/auth/scopes.py); NULL: a key older than scopes, which keeps
     # inference, read and evals. Admin keys hold every scope whatever this says.
     scopes: Mapped[str | None] = mapped_column(String(64), nullable=True)

@@ -27,4 +27,7 @@ class CallLogprobs(Base):
     format: Mapped[str] = mapped_column(String(16))
     token_count: Mapped[int] = mapped_column(Integer)
     top_k: Mapped[int] = mapped_column(Integer)
+    # v2 rows: sampled tokens and logprobs here, top-k alternatives in `topk` (None when the
+    # call had none, or once the team's top-k retention dropped them); v1 rows: all in payload.
     payload: Mapped[bytes] = mapped_column(LargeBinary)
+    topk: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from plumbline.child_process import plumbline_command
@@ -84,3 +85,23 @@ def test_uses_are_flushed_in_batches_one_write_per_key_per_flush(tmp_path: Path)
     # One key was used: each flush is one UPDATE, and flushes follow the clock, not the calls
     # (a flush with nothing noted writes nothing).
     assert 1 <= writes == flushes <= 1 + math.ceil(took / flush_s), (writes, took)
+
+
+def test_a_database_stuck_on_a_lock_does_not_hold_up_the_shutdown(tmp_path: Path) -> None:
+    config = {"limits": {"key_last_used": {"flush_s": 3600}}}
+    with security_stack("postgres", tmp_path, config=config) as stack:
+        key = stack.keys["alpha"]
+        headers = {"Authorization": f"Bearer {key}"}
+        chat = httpx.post(f"{stack.url}/v1/chat/completions", json=CHAT, headers=headers)
+        assert chat.status_code == 200
+        plain = stack.database_url.replace("postgresql+psycopg", "postgresql")
+        with psycopg.connect(plain) as locker:
+            locker.execute("LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE")
+            t0 = time.monotonic()
+            code = stack.gateway.stop(timeout=30)
+            took = time.monotonic() - t0
+            locker.rollback()
+        logged = stack.gateway.log_tail(200)
+    assert code != -9, "the gateway had to be killed"  # it exited by itself
+    assert took < 25, took
+    assert "last use not written at shutdown" in logged  # the flush gave up, on its bound

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from sqlalchemy import text
 
-from plumbline import logprob_codec
+from plumbline import logprob_read
 from plumbline.db import create_db_engine
 from tests.security.stack import SECRET_TEXTS, SecurityStack, security_stack
 from tests.support.calls import CallReader
@@ -69,12 +69,12 @@ def _database_dump(stack: SecurityStack, call_id: str) -> str:
             {"id": call_id},
         ).all()
         payloads = connection.execute(
-            text("SELECT payload FROM call_logprobs WHERE call_id = :id"), {"id": call_id}
+            text("SELECT payload, topk FROM call_logprobs WHERE call_id = :id"), {"id": call_id}
         ).all()
         calls = connection.execute(text("SELECT * FROM calls WHERE id = :id"), {"id": call_id})
         dump = [str(r) for r in bodies] + [str(r) for r in calls.all()]
         dump += [
-            orjson.dumps(logprob_codec.decode(p[0]), option=orjson.OPT_NON_STR_KEYS).decode()
+            orjson.dumps(logprob_read.decode(p[0], p[1]), option=orjson.OPT_NON_STR_KEYS).decode()
             for p in payloads
         ]
     engine.dispose()

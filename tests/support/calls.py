@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.recording import call_queries
-from plumbline import logprob_codec
+from plumbline import logprob_read
 from plumbline.db import create_db_engine, make_session_factory
 from plumbline.models import Call, CallBody
 from tests.support.waiting import wait_for
@@ -31,7 +31,7 @@ class CallReader:
         """The decoded logprobs of a call."""
         with self.sessions() as session:
             row = call_queries.logprobs_of(session, call)
-        return logprob_codec.decode(row.payload) if row is not None else None
+        return logprob_read.decode(row.payload, row.topk) if row is not None else None
 
     def body(self, call: Call) -> CallBody | None:
         """The stored bodies of a call, if its team stores them."""

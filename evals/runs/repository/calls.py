@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session, load_only
 
-from plumbline import logprob_codec
+from plumbline import logprob_codec, logprob_read
 from plumbline.models import Call, CallLogprobs
 
 CHUNK = 500
@@ -41,7 +41,7 @@ def chat_logprobs(session: Session, calls: Collection[Call]) -> dict[str, list[d
         for row in session.scalars(query):
             if row.format != logprob_codec.CHAT:
                 continue
-            entries = logprob_codec.decode(row.payload).get(0)
+            entries = logprob_read.decode(row.payload, row.topk).get(0)
             if isinstance(entries, list):
                 found[row.call_id] = entries
     return found

@@ -55,6 +55,14 @@ class ChatMeter(ChoicesMeter):
         # log sink repeats anyway, off the hot path.
         return logprob_bytes.positions(items) if count else 0
 
+    def _capture_span(self, index: int, data: bytes, span: tuple[int, int]) -> int | None:
+        # Once per streamed token: the items are cut from the chunk in one copy, not two.
+        items = logprob_bytes.span_chat_items(data, span)
+        if items is None:
+            return None
+        self.logprob_chunks.append((index, items))
+        return logprob_bytes.positions(items)
+
     def _take_parsed(self, choice: dict[str, Any]) -> bool:
         logprobs = choice.get("logprobs")
         if not isinstance(logprobs, dict):

@@ -108,6 +108,10 @@ class ChoicesMeter(ResponseMeter):
     def _capture_raw(self, index: int, raw: bytes, *, count: bool = True) -> int | None:
         """Keep one choice's raw logprobs object; the positions it covers, None if odd."""
 
+    def _capture_span(self, index: int, data: bytes, span: tuple[int, int]) -> int | None:
+        """`_capture_raw` of the logprobs object at `span` of `data` (a streamed chunk)."""
+        return self._capture_raw(index, logprob_bytes.value(data, span))
+
     @abstractmethod
     def _take_parsed(self, choice: dict[str, Any]) -> bool:
         """Keep a parsed choice's logprobs; True if the choice was changed for the client."""
@@ -126,8 +130,7 @@ class ChoicesMeter(ResponseMeter):
                 has_token = True
                 tokens = 1
                 if found and self.plan.capture_logprobs:
-                    raw = logprob_bytes.value(data, found[position])
-                    tokens = self._capture_raw(choice.get("index", 0), raw) or 1
+                    tokens = self._capture_span(choice.get("index", 0), data, found[position]) or 1
                 self.completion_tokens_seen += tokens
             reason = choice.get("finish_reason")
             if reason is not None:

@@ -13,11 +13,12 @@ from sqlalchemy import select, text
 from gateway.config import RecordingConfig
 from gateway.recording.rows import build_rows
 from gateway.recording.sink import LogSink
-from plumbline import logprob_codec
+from plumbline import logprob_read
 from plumbline.db import create_db_engine
 from plumbline.migrate import upgrade_to_head
 from plumbline.models import Call, CallLogprobs
 from tests.support.databases import PG_ADMIN_URL, count_rows, postgres_database, sqlite_database
+from tests.support.logprob_match import chat_entries_match
 from tests.support.records import logprob_entries, make_record
 from tests.support.waiting import wait_until
 
@@ -51,16 +52,19 @@ def test_records_are_written_with_their_logprobs(database_url: str, tmp_path: Pa
     engine = create_db_engine(database_url)
     with engine.connect() as connection:
         row = connection.execute(select(Call).where(Call.id == records[0].id)).one()
-        payload = connection.scalar(
-            select(CallLogprobs.payload).where(CallLogprobs.call_id == records[0].id)
-        )
+        payload, topk = connection.execute(
+            select(CallLogprobs.payload, CallLogprobs.topk).where(
+                CallLogprobs.call_id == records[0].id
+            )
+        ).one()
     engine.dispose()
     assert row.prompt_tokens == 30 and row.completion_tokens == 30
     assert row.ttft_ms == pytest.approx(100.0)
     assert row.engine_prefill_ms == 50.0
     assert row.input_cost == pytest.approx(30 * 0.5 / 1e6)
     assert payload is not None
-    assert logprob_codec.decode(payload) == {0: logprob_entries(30, 5)}
+    stored = logprob_read.decode(payload, topk)
+    assert set(stored) == {0} and chat_entries_match(stored[0], logprob_entries(30, 5))
     assert sink.stats.written == 250 and sink.stats.spooled == 0
 
 

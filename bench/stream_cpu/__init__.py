@@ -1,0 +1,1 @@
+"""CPU the gateway spends per streamed token: `python -m bench.stream_cpu`."""

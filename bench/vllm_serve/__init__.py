@@ -1,0 +1,1 @@
+"""Streams measured with vLLM's own serving benchmark client against the real vLLM (CPU build)."""

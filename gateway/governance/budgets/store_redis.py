@@ -1,0 +1,113 @@
+"""Spend in Redis, shared by every gateway process and replica; one script per step.
+
+A budget of one period is a hash (`spent`, `held`, integer micro-units) that expires an hour
+after its period ends. Each script checks and writes all of a call's budgets atomically: a
+call holds on every budget or on none, whatever number of processes ask at once. The soft
+notice's marker is set in the same script (SET NX), so one process in all sends it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+
+from gateway.governance.budgets.lines import BudgetLine, Overrun
+
+# ARGV[1]: the amount; then limit and expiry (epoch ms) per key. {1} when held on every key,
+# else {0, i, spent, held} for the first budget that refuses.
+RESERVE = """
+local amount = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local state = redis.call('HMGET', KEYS[i], 'spent', 'held')
+  local spent, held = tonumber(state[1]) or 0, tonumber(state[2]) or 0
+  local limit = tonumber(ARGV[2 * i])
+  if spent + held >= limit or spent + held + amount > limit then
+    return {0, i, spent, held}
+  end
+end
+for i = 1, #KEYS do
+  redis.call('HINCRBY', KEYS[i], 'held', amount)
+  redis.call('PEXPIREAT', KEYS[i], ARGV[2 * i + 1])
+end
+return {1}
+"""
+# KEYS: n spend hashes, then their n soft markers. ARGV[1] held, ARGV[2] cost, then soft level
+# and expiry per hash. Returns {spent, reached, ...} per hash: reached is 1 for the one call
+# in all processes that first took it to its soft level this period.
+SETTLE = """
+local n = #KEYS / 2
+local held, cost = tonumber(ARGV[1]), tonumber(ARGV[2])
+local answer = {}
+for i = 1, n do
+  local left = redis.call('HINCRBY', KEYS[i], 'held', -held)
+  if left < 0 then
+    redis.call('HSET', KEYS[i], 'held', 0)
+  end
+  local spent = redis.call('HINCRBY', KEYS[i], 'spent', cost)
+  local expire = ARGV[2 * i + 2]
+  redis.call('PEXPIREAT', KEYS[i], expire)
+  local reached = 0
+  if spent >= tonumber(ARGV[2 * i + 1]) then
+    if redis.call('SET', KEYS[n + i], '1', 'NX', 'PXAT', expire) then
+      reached = 1
+    end
+  end
+  table.insert(answer, spent)
+  table.insert(answer, reached)
+end
+return answer
+"""
+
+
+class RedisBudgets:
+    """The spend of every key and team, in one Redis, under one key prefix."""
+
+    def __init__(self, redis: Redis, prefix: str) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self._reserve: Any = redis.register_script(RESERVE)
+        self._settle: Any = redis.register_script(SETTLE)
+
+    def key(self, line: BudgetLine) -> str:
+        """A budget's Redis key; `{t<team>}` keeps one call's budgets in one cluster slot."""
+        period = line.period
+        return (
+            f"{self.prefix}budget:{{t{line.team}}}:{line.scope}:{line.owner}:"
+            f"{period.kind}:{period.name}"
+        )
+
+    async def reserve(self, lines: Sequence[BudgetLine], amount: int) -> Overrun | None:
+        """Hold `amount` on every line, or on none and say which budget refused."""
+        args: list[int] = [amount]
+        for line in lines:
+            args += [line.limit, line.period.expire_at_ms]
+        answer = await self._reserve(keys=[self.key(line) for line in lines], args=args)
+        if int(answer[0]) == 1:
+            return None
+        return Overrun(lines[int(answer[1]) - 1], int(answer[2]), int(answer[3]))
+
+    async def settle(
+        self, lines: Sequence[BudgetLine], held: int, cost: int
+    ) -> list[tuple[int, bool]]:
+        """Release `held` and charge `cost` on every line: each one's spend, and whether this
+        call was the first to reach its soft level."""
+        keys = [self.key(line) for line in lines]
+        args: list[int] = [held, cost]
+        for line in lines:
+            args += [line.soft, line.period.expire_at_ms]
+        answer = await self._settle(keys=[*keys, *(f"{k}:soft" for k in keys)], args=args)
+        return [(int(answer[i]), int(answer[i + 1]) == 1) for i in range(0, len(answer), 2)]
+
+    async def spent(self, lines: Sequence[BudgetLine]) -> list[tuple[int, int]]:
+        """(spent, held) on each line now."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for line in lines:
+                pipe.hmget(self.key(line), "spent", "held")
+            answers = await pipe.execute()
+        return [(int(spent or 0), int(held or 0)) for spent, held in answers]
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self.redis.aclose()
