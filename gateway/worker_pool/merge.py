@@ -25,6 +25,7 @@ GAUGE_AGGREGATION: dict[str, Aggregation] = {
     "plumbline_event_loop_tasks": "sum",
     "plumbline_key_lookups": "sum",
     "plumbline_shedding_product_in_flight": "sum",
+    "plumbline_key_last_used_pending": "sum",
     "process_resident_memory_bytes": "sum",
     "process_virtual_memory_bytes": "sum",
     "process_open_fds": "sum",
