@@ -44,6 +44,9 @@ GATEWAY_SIDE = frozenset(
         "plumbline_backend_up",
         "plumbline_backend_in_flight",
         "plumbline_backend_engine",
+        # Exported once a budget has been charged (the stack gives team-b one).
+        "plumbline_budget_spend",
+        "plumbline_budget_limit",
     }
 )
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import psycopg
 from openai.types.chat import ChatCompletionMessageParam
@@ -132,6 +133,16 @@ def send_traffic(gateway: GatewayProcess, keys: dict[str, str]) -> None:
     wait_until_written(gateway)
 
 
+def set_budget(gateway: GatewayProcess, admin_key: str, team: str) -> None:
+    """A month budget on `team`, far above its traffic, so the budget panel has a line."""
+    changed = httpx.patch(
+        f"{gateway.url}/api/admin/teams/{team}",
+        json={"budget_month": 100.0},
+        headers={"Authorization": f"Bearer {admin_key}"},
+    )
+    assert changed.status_code == 200, changed.text
+
+
 def wait_until_written(gateway: GatewayProcess, timeout: float = 30.0) -> None:
     """Block until the log sink has written every call it was given."""
     wait_until_sink_written(gateway.url, timeout)
@@ -172,6 +183,7 @@ def dashboard_stack(workdir: Path) -> Iterator[DashboardStack]:
         config["models"].append({"name": "broken", "backends": [{"url": dead.base_url}]})
         gateway = GatewayProcess(config, owner_url)
         stack.enter_context(gateway)
+        set_budget(gateway, keys["ops"], "team-b")
         send_traffic(gateway, keys)
         run_evals(owner_url, gateway, keys["ops"], workdir)
         wait_until_written(gateway)

@@ -28,6 +28,9 @@ REPLICA_ALIKE = {
     "plumbline_live_agreement": {"feature"},
     "plumbline_backend_engine": {"model", "backend", "gauge"},
     "plumbline_backend_up": {"model", "backend"},
+    # Each process shows a budget's spend as it last charged it: the newest is the largest.
+    "plumbline_budget_spend": {"scope", "team", "key", "period"},
+    "plumbline_budget_limit": {"scope", "team", "key", "period"},
 }
 EXPRESSIONS = sorted(
     {(t.label, t.query["expr"]) for t in targets(PROMETHEUS_TYPE)}

@@ -1,6 +1,7 @@
-// Overview: traffic and latency over time, usage by feature, model and call kind, the latest calls.
+// Overview: traffic and latency over time, usage by feature, model and call kind, budgets, the latest calls.
 import { api } from "./api.js";
 import { barChart } from "./bar_chart.js";
+import { budgetChart } from "./budget_chart.js";
 import { h, link, panel, table } from "./dom.js";
 import { legend, lineChart } from "./line_chart.js";
 import * as fmt from "./format.js";
@@ -85,6 +86,33 @@ function costByKind(kinds) {
   return barChart({ id: "cost-by-kind", title: "Cost per call kind", bars, max, format: fmt.cost });
 }
 
+const BUDGET_COLUMNS = [
+  { label: "budget", cell: (b) => `${b.scope} ${b.name}` },
+  { label: "period", cell: (b) => `${b.period} ${b.period_name}` },
+  { label: "spent", cls: "num", cell: (b) => fmt.cost(b.spent) },
+  { label: "held", cls: "num", cell: (b) => fmt.cost(b.held) },
+  { label: "soft level", cls: "num", cell: (b) => fmt.cost(b.soft_level) },
+  { label: "limit", cls: "num", cell: (b) => fmt.cost(b.limit) },
+  { label: "resets", cell: (b) => fmt.time(b.resets_at) },
+];
+
+// Spend is read live from the budget store; a blank spend means the store could not be read.
+function budgetsPanel(report) {
+  if (!report.budgets.length) {
+    return h(
+      "p",
+      { class: "empty", id: "budgets-empty" },
+      `No budgets set for team ${report.team}: plumbline teams set ${report.team} --budget-month N`,
+    );
+  }
+  return h(
+    "div",
+    { id: "budgets" },
+    budgetChart({ id: "budgets", title: `Spend against budget, team ${report.team}`, budgets: report.budgets, format: fmt.cost }),
+    table(BUDGET_COLUMNS, report.budgets, { id: "budgets-table" }),
+  );
+}
+
 /** The overview view; params: range (1h, 6h, 24h) and source. */
 export async function overviewView(params) {
   const range = RANGES[params.get("range")] ? params.get("range") : "1h";
@@ -93,10 +121,11 @@ export async function overviewView(params) {
   const since = new Date(until.getTime() - RANGES[range]);
   const span = { since: since.toISOString(), until: until.toISOString() };
   const only = source === "all" ? undefined : source;
-  const [traffic, usage, calls] = await Promise.all([
+  const [traffic, usage, calls, budgets] = await Promise.all([
     api("/api/dashboard/traffic", { params: { ...span, source: only } }),
     api("/api/usage", { params: span }),
     api("/api/calls", { params: { limit: 20, source: only } }),
+    api("/api/dashboard/budgets"),
   ]);
   return h(
     "div",
@@ -116,6 +145,7 @@ export async function overviewView(params) {
         ? costByKind(usage.by_endpoint)
         : h("p", { class: "empty" }, "No calls in this window."),
     ),
+    panel(`Budgets (team ${budgets.team}, this UTC day and month)`, budgetsPanel(budgets)),
     panel(
       "Latest calls",
       calls.data.length
