@@ -23,10 +23,11 @@ from gateway.config import BackendConfig, ModelConfig, Price
 from gateway.governance.budgets.config import BudgetConfig
 from gateway.governance.budgets.guard import BudgetGuard
 from gateway.governance.budgets.limits import BudgetLimits
+from gateway.governance.budgets.lines import Hold
 from gateway.governance.budgets.store_redis import RedisBudgets
 from gateway.metering.record import CallRecord
 from gateway.proxy.admission import admit
-from gateway.proxy.rate_limits import RateLimiter
+from gateway.proxy.rate_limits import Grant, RateLimiter
 from gateway.proxy.rate_limits.redis_buckets import connect_buckets
 from gateway.rate_limit_config import RateLimitConfig
 
@@ -106,7 +107,7 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
         admitted = await admit(limiter, guards["redis"], limited, MODEL, 400, 16)
         held.append((admitted.grant, admitted.hold))
 
-    held: list[tuple[object, object]] = []
+    held: list[tuple[Grant | None, Hold | None]] = []
 
     rows = {
         "no budget (any store)": lambda: budget_step(guards["redis"], without),
@@ -121,8 +122,10 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
     ):
         timed[name] = await _timed(step, calls)
         for grant, hold in held:
-            await limiter.settle(grant, 56)  # type: ignore[arg-type]
-            await guards["redis"].settle(hold, RECORD)  # type: ignore[arg-type]
+            if grant is not None:
+                await limiter.settle(grant, 56)
+            if hold is not None:
+                await guards["redis"].settle(hold, RECORD)
         held.clear()
     async for key in redis.scan_iter(f"{prefix}*"):
         await redis.delete(key)
