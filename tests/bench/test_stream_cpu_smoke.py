@@ -27,7 +27,8 @@ def test_the_stream_path_alone_reports_cpu_per_event() -> None:
 
 
 def test_end_to_end_reports_gateway_and_recorder_cpu_per_token() -> None:
-    args = ("--calls", "4", "--rounds", "1", "--workers", "1", "--tokens", "4")
+    # Enough tokens that the gateway's CPU is many of /proc's 10 ms ticks, never none.
+    args = ("--calls", "16", "--rounds", "1", "--workers", "1", "--tokens", "32")
     out = _run("bench.stream_cpu", *args)
     found = re.search(r"median plumbline\s+main\s+([\d.]+) us/token, children\s+([\d.]+)", out)
     assert found is not None, out
