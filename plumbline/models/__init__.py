@@ -18,6 +18,7 @@ from plumbline.models.eval_run_finalization import EvalRunFinalization
 from plumbline.models.eval_sample import EvalSample
 from plumbline.models.eval_suite import EvalSuite
 from plumbline.models.live_sample import LiveSample
+from plumbline.models.logprob_vocab import LogprobVocab
 from plumbline.models.response_owner import ResponseOwner
 from plumbline.models.team import Team
 from plumbline.models.usage_rollup import UsageRollup
@@ -42,6 +43,7 @@ __all__ = [
     "EvalSample",
     "EvalSuite",
     "LiveSample",
+    "LogprobVocab",
     "ResponseOwner",
     "Team",
     "UsageRollup",
