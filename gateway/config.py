@@ -257,6 +257,23 @@ class RedactionConfig(_Strict):
         return patterns
 
 
+class LogprobVocabConfig(_Strict):
+    """Bounds of the v3 logprob vocabulary (the `logprob_vocab` table and each recorder's cache).
+
+    A record past any of them is stored in the v2 form instead, counted by reason in
+    `plumbline_logprob_v3_fallbacks`; nothing is lost.
+    """
+
+    # Longest key (a token's JSON string and its `bytes` JSON, as sent) given an id.
+    max_key_bytes: int = Field(default=256, ge=16, le=1024)
+    # Ids given out in all (the table grows only: rows refer to them as long as they are kept).
+    max_rows: int = Field(default=2_000_000, ge=1)
+    # Keys one record may add (its database round trip is bounded by this).
+    max_new_keys_per_record: int = Field(default=4096, ge=1)
+    # Keys each recorder keeps in memory; when full the cache starts again from empty.
+    cache_keys: int = Field(default=500_000, ge=1)
+
+
 class RecordingConfig(_Strict):
     """How the log sink batches and where it spools when the database is away."""
 
@@ -275,9 +292,11 @@ class RecordingConfig(_Strict):
     # Retention class of calls no team can be charged with (bad or missing keys).
     unattributed_retention_days: int = 30
     # How logprobs are stored: v1 the backend's JSON; v2 columns, about a third of the bytes,
-    # top-k kept apart (a team's topk_retention_days needs it). Every release reads both; turn
-    # v2 on once no replica runs a release older than this one (those cannot read it).
-    logprob_form: Literal["v1", "v2"] = "v1"
+    # top-k kept apart (a team's topk_retention_days needs it); v3 (chat; completions stay v2)
+    # token ids from the `logprob_vocab` table, about a sixth. Every release reads v1 and v2,
+    # this one v3 too; turn a form on once no replica runs a release that cannot read it.
+    logprob_form: Literal["v1", "v2", "v3"] = "v1"
+    logprob_vocab: LogprobVocabConfig = Field(default_factory=LogprobVocabConfig)
 
     @field_validator("unattributed_retention_days")
     @classmethod

@@ -34,7 +34,7 @@ from gateway.recording.call_sink import CallSink
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_process import RecorderProcess
 from gateway.recording.sink import LogSink
-from gateway.recording.sink_stats import SinkStats
+from gateway.recording.sink_stats import LOGPROB_FALLBACK_REASONS, SinkStats
 from gateway.response_owners.owners import ResponseOwners
 from gateway.response_owners.repository import OwnerRepository
 from gateway.routing.health import HealthMonitor
@@ -107,7 +107,14 @@ def _live_gauges(state: GatewayState) -> Iterator[Metric]:
         "plumbline_sink_quarantined_rows", "Rows the database refused for their content"
     )
     quarantined.add_metric([], sink.stats.quarantined)
-    yield from (queue, up, records, pending, quarantined)
+    fallbacks = CounterMetricFamily(
+        "plumbline_logprob_v3_fallbacks",
+        "Records meant for the v3 logprob form stored as v2 instead, by reason",
+        labels=["reason"],
+    )
+    for reason in LOGPROB_FALLBACK_REASONS:
+        fallbacks.add_metric([reason], getattr(sink.stats, f"logprob_v3_fallback_{reason}"))
+    yield from (queue, up, records, pending, quarantined, fallbacks)
     yield from _trace_export_metrics(sink.stats)
     yield from metric_export_counters(sink.stats)
     yield from _key_lookup_metrics(state)

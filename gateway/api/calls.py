@@ -77,7 +77,7 @@ def get_call(call_id: str, caller: ReadCallerDep, session: SessionDep) -> CallDe
             format=logprobs.format,
             top_k=logprobs.top_k,
             token_count=logprobs.token_count,
-            choices=logprob_read.decode(logprobs.payload, logprobs.topk),
+            choices=logprob_read.read_rows(session, [(logprobs.payload, logprobs.topk)])[0],
             top_logprobs_expired=logprob_read.topk_expired(logprobs.payload, logprobs.topk),
         )
     else:

@@ -2,8 +2,10 @@
 
 v1 keeps the backend's JSON (zstd) and reads numbers and tokens from the bytes; v2 parses the
 JSON once and packs columns (plumbline.logprob_packing): about a third of the bytes, top-k in
-its own column so a shorter top-k retention can drop it. Every release reads both; v2 is
-written once `recording.logprob_form` says so (after every replica runs a release that reads it).
+its own column so a shorter top-k retention can drop it; v3 (chat only) scans the bytes and
+stores token ids from the vocabulary table (gateway.recording.logprob_v3_rows), about half of
+v2's bytes. A record v3 cannot take is stored as v2, one v2 cannot take as v1. Each form is
+written once `recording.logprob_form` says so (after every replica runs a release reading it).
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from gateway.metering.logprob_summary import (
     summarize_parsed,
 )
 from gateway.metering.record import CallRecord
+from gateway.recording.logprob_v3_rows import V3Rows
 from gateway.recording.stored_text import RedactionPolicy
 from plumbline import logprob_codec, logprob_packing
 
-LogprobForm = Literal["v1", "v2"]
+LogprobForm = Literal["v1", "v2", "v3"]
 NO_SUMMARY = LogprobSummary(None, None, 0)
 # What a summary of logprobs not shaped as any backend writes them can raise.
 _ODD_SHAPES = (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError)
@@ -86,10 +89,17 @@ def _v2(record: CallRecord, policy: RedactionPolicy | None) -> StoredLogprobs:
 
 
 def stored_logprobs(
-    record: CallRecord, policy: RedactionPolicy | None, form: LogprobForm = "v1"
+    record: CallRecord,
+    policy: RedactionPolicy | None,
+    form: LogprobForm = "v1",
+    v3: V3Rows | None = None,
 ) -> StoredLogprobs:
-    """The stored logprobs of a record that has some, in `form`."""
-    if form == "v2":
+    """The stored logprobs of a record that has some, in `form` (v3 needs its `V3Rows`)."""
+    if form == "v3" and v3 is not None and record.logprob_format == logprob_codec.CHAT:
+        built = v3.build(record.logprob_chunks, policy)
+        if built is not None:
+            return StoredLogprobs(built.payload, built.topk, built.token_count, built.summary)
+    if form in ("v2", "v3"):
         try:
             return _v2(record, policy)
         except _ODD_SHAPES:

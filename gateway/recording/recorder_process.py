@@ -27,7 +27,7 @@ from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
-from gateway.recording.sink_stats import SinkStats
+from gateway.recording.sink_stats import LOGPROB_FALLBACK_COUNTERS, SinkStats
 from gateway.recording.spool_adoption import OrphanSpools
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ COUNTERS = (
     "metric_exported",
     "metric_export_failed",
     "metric_overflowed",
+    *LOGPROB_FALLBACK_COUNTERS,
 )
 # How long `stop` waits for the recorder to write what it holds before leaving it to finish.
 STOP_WAIT_S = 60.0

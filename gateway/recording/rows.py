@@ -13,6 +13,7 @@ from gateway.metering.timings import phase_timings
 from gateway.metering.usage_counts import usage_counts
 from gateway.recording.live_rows import live_sample_row
 from gateway.recording.logprob_rows import LogprobForm, stored_logprobs
+from gateway.recording.logprob_v3_rows import V3Rows
 from gateway.recording.stored_text import RedactionPolicy
 
 
@@ -47,7 +48,10 @@ def _engine_times(metrics: dict[str, Any] | None) -> dict[str, float | None]:
 
 
 def call_row(
-    record: CallRecord, policy: RedactionPolicy | None = None, form: LogprobForm = "v1"
+    record: CallRecord,
+    policy: RedactionPolicy | None = None,
+    form: LogprobForm = "v1",
+    v3: V3Rows | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The `calls` row of a record, plus its `call_logprobs` row when it has logprobs."""
     prompt, completion, cached, usage_source = usage_counts(record)
@@ -120,7 +124,7 @@ def call_row(
     }
     if not record.logprob_chunks or record.logprob_format is None:
         return row, None
-    stored = stored_logprobs(record, policy, form)
+    stored = stored_logprobs(record, policy, form, v3)
     row["logprob_mean"] = stored.summary.mean_logprob
     row["logprob_min_margin"] = stored.summary.min_margin
     row["near_ties"] = stored.summary.near_ties
@@ -159,13 +163,19 @@ RowObserver = Callable[[CallRecord, dict[str, Any]], None]
 
 
 def build_rows(
-    records: list[CallRecord], policy: RedactionPolicy | None = None, form: LogprobForm = "v1"
+    records: list[CallRecord],
+    policy: RedactionPolicy | None = None,
+    form: LogprobForm = "v1",
+    v3: V3Rows | None = None,
 ) -> RowBatch:
-    """Rows for a batch of records (redacted as the policy says; default: the defaults)."""
+    """Rows for a batch of records (redacted as the policy says; default: the defaults).
+
+    Form v3 needs `v3` (the vocabulary); without it records are stored as v2.
+    """
     policy = policy or RedactionPolicy(RedactionConfig())
     batch = RowBatch()
     for record in records:
-        row, logprobs_row = call_row(record, policy, form)
+        row, logprobs_row = call_row(record, policy, form, v3)
         batch.calls.append(row)
         if logprobs_row is not None:
             batch.logprobs.append(logprobs_row)

@@ -31,6 +31,8 @@ from gateway.recording.calls_repository import (
     write_batch,
 )
 from gateway.recording.column_fit import ColumnFitter
+from gateway.recording.logprob_v3_rows import V3Rows
+from gateway.recording.logprob_vocab import Vocabulary
 from gateway.recording.partitions import Slot
 from gateway.recording.refusals import refused_for_content
 from gateway.recording.row_split import call_id, row_count, rows_by_call, single_rows
@@ -70,6 +72,7 @@ class LogSink:
         self._journal_done = False
         self._threads: list[threading.Thread] = []
         self.policy = RedactionPolicy(config.redaction)
+        self.v3 = V3Rows(Vocabulary(engine, config.logprob_vocab), self.stats)
         # (day, retention class) slots whose partitions this process has made sure exist.
         self._slots_ready: set[Slot] = set()
         self._next_retry = 0.0
@@ -233,7 +236,7 @@ class LogSink:
         batch = RowBatch()
         for record in records:
             try:
-                rows = build_rows([record], self.policy, self.config.logprob_form)
+                rows = build_rows([record], self.policy, self.config.logprob_form, self.v3)
             except Exception:
                 # One malformed record must not take its batch down with it.
                 self._count("dropped", 1)

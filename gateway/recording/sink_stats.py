@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Why a record meant for the v3 logprob form was stored as v2 (one counter each, below).
+LOGPROB_FALLBACK_REASONS = (
+    "layout",
+    "redacted",
+    "key_length",
+    "new_keys",
+    "vocab_full",
+    "database",
+)
+LOGPROB_FALLBACK_COUNTERS = tuple(f"logprob_v3_fallback_{r}" for r in LOGPROB_FALLBACK_REASONS)
+
 
 @dataclass(slots=True)
 class SinkStats:
@@ -29,5 +40,12 @@ class SinkStats:
     metric_exported: int = 0
     metric_export_failed: int = 0
     metric_overflowed: int = 0
+    # Records meant for the v3 logprob form stored as v2, by reason (LOGPROB_FALLBACK_REASONS).
+    logprob_v3_fallback_layout: int = 0
+    logprob_v3_fallback_redacted: int = 0
+    logprob_v3_fallback_key_length: int = 0
+    logprob_v3_fallback_new_keys: int = 0
+    logprob_v3_fallback_vocab_full: int = 0
+    logprob_v3_fallback_database: int = 0
     database_up: bool = True
     last_batch_seconds: float = 0.0

@@ -31,7 +31,9 @@ class CallReader:
         """The decoded logprobs of a call."""
         with self.sessions() as session:
             row = call_queries.logprobs_of(session, call)
-        return logprob_read.decode(row.payload, row.topk) if row is not None else None
+            if row is None:
+                return None
+            return logprob_read.read_rows(session, [(row.payload, row.topk)])[0]
 
     def body(self, call: Call) -> CallBody | None:
         """The stored bodies of a call, if its team stores them."""

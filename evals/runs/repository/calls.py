@@ -38,10 +38,11 @@ def chat_logprobs(session: Session, calls: Collection[Call]) -> dict[str, list[d
         # Both key columns, so Postgres prunes to each call's day partition.
         keys = tuple_(CallLogprobs.call_id, CallLogprobs.created_at)
         query = select(CallLogprobs).where(keys.in_([(c.id, c.created_at) for c in chunk]))
-        for row in session.scalars(query):
-            if row.format != logprob_codec.CHAT:
-                continue
-            entries = logprob_read.decode(row.payload, row.topk).get(0)
+        rows = [row for row in session.scalars(query) if row.format == logprob_codec.CHAT]
+        # v3 rows name tokens by vocabulary id: one lookup for the chunk's rows together.
+        decoded = logprob_read.read_rows(session, [(row.payload, row.topk) for row in rows])
+        for row, choices in zip(rows, decoded, strict=True):
+            entries = choices.get(0)
             if isinstance(entries, list):
                 found[row.call_id] = entries
     return found
