@@ -21,19 +21,21 @@ from bench.harness.header import section_header
 from bench.harness.profile import hotspots, recording
 from bench.harness.record import DOC, publish
 from bench.recording.backlog import copy_spool, replay, spool_backlog
+from bench.recording.breakdown import v3_breakdown
 from bench.recording.records import RecordFactory, realistic_logprobs, simulator_logprobs
 from bench.recording.report import RecordingRun, recording_section
 from bench.recording.storage import stored
-from bench.recording.throughput import SinkRun, row_building_seconds, sink_burst
+from bench.recording.throughput import SinkRun, row_building_seconds, sink_burst, v3_rows
 from gateway.recording.logprob_rows import LogprobForm
 from tests.support.databases import postgres_database
 
 KINDS = {"with logprobs": True, "without logprobs": False}
 # The same records through a recorder process, as the gateway runs the sink: today's storage
-# form (v1) and the columns (v2), so the two compare in one run on one machine.
+# form (v1), the columns (v2) and the vocabulary ids (v3), so they compare in one run.
 RECORDER_KIND = "with logprobs, recorder process"
 V2_KIND = "v2 with logprobs, recorder process"
-FORMS: dict[str, LogprobForm] = {RECORDER_KIND: "v1", V2_KIND: "v2"}
+V3_KIND = "v3 with logprobs, recorder process"
+FORMS: dict[str, LogprobForm] = {RECORDER_KIND: "v1", V2_KIND: "v2", V3_KIND: "v3"}
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -100,6 +102,13 @@ def measure(args: argparse.Namespace) -> RecordingRun:
             kind: exits.enter_context(postgres_database("plumbline_bench"))
             for kind in [*KINDS, *FORMS]
         }
+        # v3 rows alone with the vocabulary warm (a first pass gives out the ids), on a
+        # database of their own so the bursts' vocabulary starts empty as a new one does.
+        v3 = exits.enter_context(v3_rows(exits.enter_context(postgres_database("plumbline_bench"))))
+        warm = factory.records(args.warm, logprobs=True)
+        row_building_seconds(warm, "v3", v3)
+        building[V3_KIND] = row_building_seconds(warm, "v3", v3) / args.warm
+        stages = v3_breakdown(warm, v3)
         found = bursts(factory, urls, args)
         sizes = {kind: stored(url) for kind, url in urls.items()}
         profile = []
@@ -127,7 +136,7 @@ def measure(args: argparse.Namespace) -> RecordingRun:
             live,
             args.backlog_rate,
         )
-    return RecordingRun(found, building, sizes, spooled, [alone, busy], profile)
+    return RecordingRun(found, building, sizes, spooled, [alone, busy], profile, stages)
 
 
 def main(argv: list[str] | None = None) -> str:

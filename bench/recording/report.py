@@ -13,9 +13,15 @@ from bench.recording.storage import Stored
 from bench.recording.throughput import SinkRun
 
 TARGET_PER_SECOND = 10_000
-TARGET_PER_CORE = 3_000  # records/s per recorder core (CPU seconds), v2 form
+TARGET_PER_CORE = 3_000  # records/s per recorder core (CPU seconds), the newest form
 TARGET_BYTES_PER_TOKEN = 24.0
 V1_KIND, V2_KIND = "with logprobs, recorder process", "v2 with logprobs, recorder process"
+V3_KIND = "v3 with logprobs, recorder process"
+FORM_NAMES = {
+    V1_KIND: "v1 (today: JSON, zstd)",
+    V2_KIND: "v2 (columns)",
+    V3_KIND: "v3 (vocabulary ids)",
+}
 
 
 @dataclass
@@ -28,6 +34,7 @@ class RecordingRun:
     spooled: Spooled
     replays: list[Replay]
     profile: list[Hotspot] = field(default_factory=list)
+    stages: dict[str, float] = field(default_factory=dict)  # v3 row building, µs per record
 
 
 def _burst_rows(run: RecordingRun) -> list[str]:
@@ -75,44 +82,59 @@ def form_figures(run: RecordingRun, kind: str) -> FormFigures | None:
 
 
 def _form_lines(run: RecordingRun) -> list[str]:
-    v1, v2 = form_figures(run, V1_KIND), form_figures(run, V2_KIND)
-    if v1 is None or v2 is None:
+    figures = {k: form_figures(run, k) for k in FORM_NAMES}
+    v1 = figures[V1_KIND]
+    if v1 is None:
         return []
     lines = [
         "| storage form | recorder CPU ms/record | records/s per recorder core "
         "| rows alone CPU µs/record | `call_logprobs` bytes per logged token |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
-    for name, f in (("v1 (today: JSON, zstd)", v1), ("v2 (columns)", v2)):
-        lines.append(
-            f"| {name} | {f.recorder_ms:.3f} | {f.per_core:,.0f} | {f.rows_us:,.0f} "
-            f"| {f.bytes_per_token:.1f} |"
-        )
-    lines += [
-        "",
-        f"v2 against v1, same run: {v2.per_core / v1.per_core:.2f}x the records per recorder "
-        f"core, {v1.bytes_per_token / v2.bytes_per_token:.2f}x fewer bytes per logged token, "
-        f"rows alone {v1.rows_us / v2.rows_us:.2f}x as fast.",
-    ]
+    for kind, f in figures.items():
+        if f is not None:
+            lines.append(
+                f"| {FORM_NAMES[kind]} | {f.recorder_ms:.3f} | {f.per_core:,.0f} "
+                f"| {f.rows_us:,.0f} | {f.bytes_per_token:.1f} |"
+            )
+    lines.append("")
+    for kind in (V2_KIND, V3_KIND):
+        f = figures[kind]
+        if f is not None:
+            lines.append(
+                f"{kind.split()[0]} against v1, same run: {f.per_core / v1.per_core:.2f}x the "
+                f"records per recorder core, {v1.bytes_per_token / f.bytes_per_token:.2f}x fewer "
+                f"bytes per logged token, rows alone {v1.rows_us / f.rows_us:.2f}x as fast."
+            )
     return lines
 
 
 def _form_verdicts(run: RecordingRun) -> list[Verdict]:
-    v2 = form_figures(run, V2_KIND)
-    if v2 is None:
+    kind = V3_KIND if form_figures(run, V3_KIND) is not None else V2_KIND
+    newest = form_figures(run, kind)
+    if newest is None:
         return []
+    name = kind.split()[0]
     return [
         Verdict(
-            f"recorder ≥ {TARGET_PER_CORE:,} records/s per core with top-5 logprobs (v2)",
-            f"{v2.per_core:,.0f} records/s per core",
-            at_least(v2.per_core, TARGET_PER_CORE),
+            f"recorder ≥ {TARGET_PER_CORE:,} records/s per core with top-5 logprobs ({name})",
+            f"{newest.per_core:,.0f} records/s per core",
+            at_least(newest.per_core, TARGET_PER_CORE),
         ),
         Verdict(
-            f"≤ {TARGET_BYTES_PER_TOKEN:g} bytes per logged token with top-5 (v2)",
-            f"{v2.bytes_per_token:.1f} bytes",
-            at_least(TARGET_BYTES_PER_TOKEN, v2.bytes_per_token),
+            f"≤ {TARGET_BYTES_PER_TOKEN:g} bytes per logged token with top-5 ({name})",
+            f"{newest.bytes_per_token:.1f} bytes",
+            at_least(TARGET_BYTES_PER_TOKEN, newest.bytes_per_token),
         ),
     ]
+
+
+def _stage_lines(run: RecordingRun) -> list[str]:
+    if not run.stages:
+        return []
+    lines = ["| v3 stage | CPU µs/record |", "| --- | ---: |"]
+    lines += [f"| {name} | {value:,.0f} |" for name, value in run.stages.items()]
+    return lines
 
 
 def _storage_lines(run: RecordingRun) -> list[str]:
@@ -126,11 +148,20 @@ def _storage_lines(run: RecordingRun) -> list[str]:
             f"table + TOAST + index); with the `calls` rows "
             f"{with_lp.total_per_token:.1f} bytes per token."
         )
-    v2 = run.stored.get(V2_KIND)
-    if v2 is not None:
+    for kind in (V2_KIND, V3_KIND):
+        form = run.stored.get(kind)
+        if form is not None:
+            lines.append(
+                f"- {kind.split()[0]} with logprobs: `call_logprobs` {form.bytes_per_token:.1f} "
+                f"bytes per logged token ({form.logprob_rows:,} rows); with the `calls` rows "
+                f"{form.total_per_token:.1f}."
+            )
+    v3 = run.stored.get(V3_KIND)
+    if v3 is not None:
         lines.append(
-            f"- v2 with logprobs: `call_logprobs` {v2.bytes_per_token:.1f} bytes per logged token "
-            f"({v2.logprob_rows:,} rows); with the `calls` rows {v2.total_per_token:.1f}."
+            f"- v3's `logprob_vocab` table: {v3.vocab_rows:,} keys, {v3.vocab_bytes / 1024:,.0f} "
+            f"KiB ({v3.vocab_bytes / max(v3.logprob_tokens, 1):.2f} bytes per logged token of "
+            f"this run; shared by every later call, so it does not grow with the calls)."
         )
     if without is not None:
         lines.append(
@@ -187,9 +218,13 @@ def recording_section(header: list[str], run: RecordingRun, args: Any) -> str:
         "",
         *_burst_rows(run),
         "",
-        "Storage forms, both through a recorder process (CPU seconds of the recorder):",
+        "Storage forms, each through a recorder process (CPU seconds of the recorder):",
         "",
         *_form_lines(run),
+        "",
+        "v3 row building by stage (vocabulary warm; bench/recording/breakdown.py):",
+        "",
+        *_stage_lines(run),
         "",
         "Storage (v1 unless named):",
         "",

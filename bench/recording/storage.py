@@ -16,6 +16,8 @@ class Stored:
     logprob_bytes: int
     logprob_rows: int
     logprob_tokens: int
+    vocab_rows: int = 0
+    vocab_bytes: int = 0
 
     @property
     def bytes_per_token(self) -> float:
@@ -49,9 +51,11 @@ def stored(url: str) -> Stored:
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute("VACUUM ANALYZE calls")
         connection.execute("VACUUM ANALYZE call_logprobs")
+        connection.execute("VACUUM ANALYZE logprob_vocab")
         counts = connection.execute(
             "SELECT (SELECT count(*) FROM calls), (SELECT count(*) FROM call_logprobs), "
-            "(SELECT coalesce(sum(token_count), 0) FROM call_logprobs)"
+            "(SELECT coalesce(sum(token_count), 0) FROM call_logprobs), "
+            "(SELECT count(*) FROM logprob_vocab), pg_total_relation_size('logprob_vocab')"
         ).fetchone()
         assert counts is not None
         return Stored(
@@ -60,4 +64,6 @@ def stored(url: str) -> Stored:
             _tree_bytes(connection, "call_logprobs"),
             int(counts[1]),
             int(counts[2]),
+            int(counts[3]),
+            int(counts[4]),
         )

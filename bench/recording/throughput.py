@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,9 +16,12 @@ from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.call_sink import CallSink
 from gateway.recording.logprob_rows import LogprobForm
+from gateway.recording.logprob_v3_rows import V3Rows
+from gateway.recording.logprob_vocab import Vocabulary
 from gateway.recording.recorder_process import RecorderProcess
 from gateway.recording.rows import build_rows
 from gateway.recording.sink import LogSink
+from gateway.recording.sink_stats import SinkStats
 from plumbline.db import create_db_engine
 
 
@@ -102,8 +107,20 @@ def sink_burst(
     return run
 
 
-def row_building_seconds(records: list[CallRecord], form: LogprobForm = "v1") -> float:
+@contextmanager
+def v3_rows(url: str) -> Iterator[V3Rows]:
+    """The v3 row builder a sink on this database has (its vocabulary and counters)."""
+    engine = create_db_engine(url)
+    try:
+        yield V3Rows(Vocabulary(engine, RecordingConfig().logprob_vocab), SinkStats())
+    finally:
+        engine.dispose()
+
+
+def row_building_seconds(
+    records: list[CallRecord], form: LogprobForm = "v1", v3: V3Rows | None = None
+) -> float:
     """CPU seconds this process spends turning these records into rows, measured alone."""
     started = time.process_time()
-    build_rows(records, form=form)
+    build_rows(records, form=form, v3=v3)
     return time.process_time() - started

@@ -26,8 +26,6 @@ from plumbline import logprob_v3
 from plumbline.logprob_scan import ScannedChat, scan_chat
 
 LEVEL = 3  # zstd level of the compressed planes: small sections, level 3 costs little over 1
-# A key's `bytes` part (after NUL, up to the next key's separator): cut to read the token text.
-_BYTES_PART = re.compile(rb"\x00[^\x01]*")
 # An integer logprob (`0`, `-3`): a JSON reader gives an int, v3 would give back a float.
 _INTEGER_LOGPROB = re.compile(rb'"logprob":-?[0-9]+[,}]')
 
@@ -49,10 +47,13 @@ def _choices(chunks: Iterable[tuple[int, bytes]]) -> dict[int, list[bytes]]:
     return dict(sorted(joined.items()))
 
 
-def _sampled_text(scanned: ScannedChat) -> str:
+def sampled_text(scanned: ScannedChat) -> str:
     """A choice's sampled tokens as one text, read from the keys."""
-    tokens = _BYTES_PART.sub(b"", b"\x01".join(scanned.keys)).replace(b"\x01", b'","')
-    return "".join(orjson.loads(b'["' + tokens + b'"]'))
+    # Each key holds one NUL: joined with NULs, every other part is a token's JSON content.
+    tokens = b"\x00".join(scanned.keys).split(b"\x00")[::2]
+    if b"\\" not in b"".join(tokens):
+        return b"".join(tokens).decode()  # nothing escaped: the content is the UTF-8 text
+    return "".join(orjson.loads(b'["' + b'","'.join(tokens) + b'"]'))
 
 
 def _exact_as_read(scanned: ScannedChat, items: list[bytes]) -> bool:
@@ -105,7 +106,11 @@ class V3Rows:
         redactor = policy.redactor if policy is not None and policy.mask_logprobs else None
         if redactor is not None:
             for found in scanned.values():
-                if redactor.spans(_sampled_text(found)):
+                try:
+                    text = sampled_text(found)
+                except ValueError:  # not UTF-8, or an escape JSON does not allow
+                    raise Fallback("layout") from None
+                if redactor.spans(text):
                     raise Fallback("redacted")
         keys: list[bytes] = []
         for found in scanned.values():
@@ -131,10 +136,11 @@ class V3Rows:
             raise Fallback("layout")  # choices with different k: one top-k matrix needs one
         payload, topk = logprob_v3.pack(choices, self._zstd())
         positions = sum(len(found.keys) for found in scanned.values())
-        return V3Logprobs(payload, topk, positions, _summary(choices))
+        return V3Logprobs(payload, topk, positions, summary_of(choices))
 
 
-def _summary(choices: list[logprob_v3.ChoiceIds]) -> LogprobSummary:
+def summary_of(choices: list[logprob_v3.ChoiceIds]) -> LogprobSummary:
+    """The calls row's summary from the exact values (before quantising), as v2 computes it."""
     sampled = np.concatenate([c.logprobs for c in choices])
     k = int(choices[0].alt_counts[0])
     top = np.concatenate([c.alt_logprobs for c in choices]).reshape(sampled.size, k)

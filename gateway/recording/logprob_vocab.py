@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+import orjson
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -29,6 +30,19 @@ class Fallback(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+def _readable(keys: set[bytes]) -> bool:
+    """Whether every key splits into a JSON string's content and a JSON value, as reads need."""
+    try:
+        parts = b"\x00".join(keys).split(b"\x00")
+        if len(parts) != 2 * len(keys):
+            return False
+        orjson.loads(b'["' + b'","'.join(parts[::2]) + b'"]')
+        orjson.loads(b"[" + b",".join(parts[1::2]) + b"]")
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 class Vocabulary:
@@ -69,6 +83,8 @@ class Vocabulary:
         bounds = self._config
         if any(len(key) > bounds.max_key_bytes for key in missing):
             raise Fallback("key_length")
+        if not _readable(missing):
+            raise Fallback("layout")  # a key no read could turn back into a token
         if time.monotonic() < self._retry_at:
             raise Fallback("database")
         try:

@@ -23,3 +23,8 @@ def test_recording_smoke_reports_rate_storage_and_replay(tmp_path: Path) -> None
     assert re.search(r"300 records \(200 tokens, top-5 logprobs\) spooled", text)
     assert "Replay alone:" in text and "Replay while live traffic" in text
     assert "log sink ≥ 10,000 records/s with logprobs" in text
+    (v3,) = table_rows(text, "v3 (vocabulary ids)")
+    assert 5 < number(v3[4]) < 40, v3  # bytes per logged token
+    assert "≤ 24 bytes per logged token with top-5 (v3)" in text
+    (scan,) = table_rows(text, "scan")
+    assert number(scan[1]) > 0

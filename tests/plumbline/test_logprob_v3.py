@@ -126,11 +126,11 @@ def test_corrupt_or_foreign_payloads_are_refused() -> None:
     ids = _Ids()
     payload, topk = _pack({0: [_entry(" a", -0.25, [(" a", -0.25), (" b", -2.0)])]}, ids)
     assert topk is not None
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="vocabulary keys"):
         logprob_read.decode(payload, None)  # v3 needs its keys
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="corrupt"):
         logprob_read.decode(payload[:-3] + b"xyz", topk, ids.keys())
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="corrupt"):
         logprob_read.decode(payload, topk[:20], ids.keys())
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no usable key"):
         logprob_read.decode(payload, topk, {})  # ids no vocabulary row has

@@ -171,3 +171,16 @@ def test_whatever_a_backend_sends_reads_back_as_v1_would(
     sent = logprob_read.decode(v1["payload"])[0]
     stored = _read(engine, v3)[0]
     assert chat_entries_match(stored, sent)
+
+
+def test_tokens_that_are_not_utf8_are_never_interned(tmp_path: Path) -> None:
+    with sqlite_database(tmp_path) as url:
+        engine = create_db_engine(url)
+        v3 = _v3(engine)
+        item = b'{"token":"\xff","logprob":-1.0,"bytes":[255],"top_logprobs":[]}'
+        # No redaction: the vocabulary's own check refuses the key (v1 keeps the bytes as sent).
+        _, row = call_row(make_record(tokens=0, logprob_chunks=[(0, item)]), None, "v3", v3)
+        assert row is not None and not logprob_read.is_v3(row["payload"])
+        assert vars_of(v3)["logprob_v3_fallback_layout"] == 1
+        assert count_rows(url, LogprobVocab) == 0
+        engine.dispose()

@@ -118,3 +118,12 @@ def test_a_database_that_is_away_falls_back_then_waits_before_trying_again() -> 
         assert vocabulary.cached == 0
     finally:
         down.dispose()
+
+
+def test_keys_no_read_could_decode_are_refused(engine: Engine, database_url: str) -> None:
+    vocabulary = Vocabulary(engine, LogprobVocabConfig())
+    for bad in (b"\xff\xfe\x00[1]", b"a\x00[1", b"no separator", b"a\x00[1]\x00[2]"):
+        with pytest.raises(Fallback) as refused:
+            vocabulary.ids([bad])
+        assert refused.value.reason == "layout"
+    assert count_rows(database_url, LogprobVocab) == 0

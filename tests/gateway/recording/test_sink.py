@@ -16,7 +16,7 @@ from gateway.recording.sink import LogSink
 from plumbline import logprob_read
 from plumbline.db import create_db_engine
 from plumbline.migrate import upgrade_to_head
-from plumbline.models import Call, CallLogprobs
+from plumbline.models import Call, CallLogprobs, LogprobVocab
 from tests.support.databases import PG_ADMIN_URL, count_rows, postgres_database, sqlite_database
 from tests.support.logprob_match import chat_entries_match
 from tests.support.records import logprob_entries, make_record
@@ -66,6 +66,24 @@ def test_records_are_written_with_their_logprobs(database_url: str, tmp_path: Pa
     stored = logprob_read.decode(payload, topk)
     assert set(stored) == {0} and chat_entries_match(stored[0], logprob_entries(30, 5))
     assert sink.stats.written == 250 and sink.stats.spooled == 0
+
+
+def test_v3_rows_are_written_with_their_vocabulary(database_url: str, tmp_path: Path) -> None:
+    sink = _sink(database_url, tmp_path / "spool", logprob_form="v3")
+    records = [make_record(tokens=30) for _ in range(50)]
+    for record in records:
+        sink.submit(record)
+    assert sink.flush()
+    sink.stop()
+    engine = create_db_engine(database_url)
+    with engine.connect() as connection:
+        rows = connection.execute(select(CallLogprobs.payload, CallLogprobs.topk)).all()
+        stored = logprob_read.read_rows(connection, [(p, t) for p, t in rows])
+    engine.dispose()
+    assert len(rows) == 50 and all(logprob_read.is_v3(p) for p, _ in rows)
+    assert all(chat_entries_match(s[0], logprob_entries(30, 5)) for s in stored)
+    assert sink.stats.written == 50
+    assert count_rows(database_url, LogprobVocab) == 30 + 4  # " w0".." w29" and " a0".." a3"
 
 
 def test_writing_a_batch_twice_keeps_one_row_per_call(database_url: str) -> None:
