@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 import orjson
@@ -40,7 +40,10 @@ class V3Logprobs:
     summary: LogprobSummary
 
 
-def _choices(chunks: Iterable[tuple[int, bytes]]) -> dict[int, list[bytes]]:
+def _choices(chunks: list[tuple[int, bytes]]) -> dict[int, list[bytes]]:
+    indices = set(map(itemgetter(0), chunks))
+    if len(indices) == 1:  # one choice (n=1, nearly every call): no loop in Python
+        return {indices.pop(): list(map(itemgetter(1), chunks))}
     joined: dict[int, list[bytes]] = {}
     for index, items in chunks:
         joined.setdefault(index, []).append(items)
