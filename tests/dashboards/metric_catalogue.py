@@ -36,6 +36,7 @@ GATEWAY_SIDE = frozenset(
         "plumbline_sink_database_up",
         "plumbline_sink_records_total",
         "plumbline_sink_quarantined_rows_total",
+        "plumbline_logprob_v3_fallbacks_total",
         "plumbline_trace_spans_exported_total",
         "plumbline_trace_spans_dropped_total",
         "plumbline_otlp_metric_exports_total",
