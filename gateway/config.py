@@ -268,7 +268,8 @@ class LogprobVocabConfig(_Strict):
     max_key_bytes: int = Field(default=256, ge=16, le=1024)
     # Ids given out in all (the table grows only: rows refer to them as long as they are kept).
     max_rows: int = Field(default=2_000_000, ge=1)
-    # Keys one record may add (its database round trip is bounded by this).
+    # Keys one record may add, and (8x this) keys unknown to the recorder it may look up: the
+    # database work one record costs is bounded by these.
     max_new_keys_per_record: int = Field(default=4096, ge=1)
     # Keys each recorder keeps in memory; when full the cache starts again from empty.
     cache_keys: int = Field(default=500_000, ge=1)

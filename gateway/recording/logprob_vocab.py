@@ -22,6 +22,9 @@ from gateway.config import LogprobVocabConfig
 from plumbline.repositories import logprob_vocab as repository
 
 RETRY_INTERVAL_S = 1.0  # after a failed round trip, records needing new ids skip the database
+# Keys unknown to this recorder that one record may look up, per key it may add: bounds the
+# queries a record costs (a fresh cache misses every key of a record, most already in the table).
+LOOKUPS_PER_NEW_KEY = 8
 
 
 class Fallback(Exception):
@@ -83,6 +86,8 @@ class Vocabulary:
         bounds = self._config
         if any(len(key) > bounds.max_key_bytes for key in missing):
             raise Fallback("key_length")
+        if len(missing) > LOOKUPS_PER_NEW_KEY * bounds.max_new_keys_per_record:
+            raise Fallback("new_keys")
         if not _readable(missing):
             raise Fallback("layout")  # a key no read could turn back into a token
         if time.monotonic() < self._retry_at:

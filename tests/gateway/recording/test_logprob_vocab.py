@@ -97,6 +97,12 @@ def test_each_bound_falls_back_and_adds_nothing(engine: Engine, database_url: st
     # Known keys still get their ids, from a fresh cache too: the bounds are on what is added.
     assert vocabulary.ids(_keys("a", 50)).tolist() == known.tolist()
     assert Vocabulary(engine, bounds).ids(_keys("a", 50) + _keys("b", 50)).size == 100
+    # Keys a recorder does not know are looked up at most 8 per key it may add.
+    lookups = LogprobVocabConfig(max_new_keys_per_record=10)
+    assert Vocabulary(engine, lookups).ids(_keys("a", 50) + _keys("b", 30)).size == 80
+    with pytest.raises(Fallback) as looked_up:
+        Vocabulary(engine, lookups).ids(_keys("a", 50) + _keys("b", 31))
+    assert looked_up.value.reason == "new_keys"
 
 
 def test_the_cache_is_bounded_and_refills_from_the_database(engine: Engine) -> None:
