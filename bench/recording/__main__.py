@@ -53,7 +53,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--backlog-rate", type=float, default=100.0, help="calls/s")
     parser.add_argument("--backlog-minutes", type=float, default=10.0)
-    parser.add_argument("--profile", action="store_true", help="py-spy an extra burst")
+    parser.add_argument(
+        "--profile", action="store_true", help="py-spy an extra burst (v3, the sink in-process)"
+    )
     parser.add_argument("--busy", default=None, help="a note on what else ran on the machine")
     parser.add_argument("--doc", default=str(DOC), help="where to record the section")
     parser.add_argument("--no-record", action="store_true", help="print only")
@@ -116,7 +118,8 @@ def measure(args: argparse.Namespace) -> RecordingRun:
             spy = Path(tempfile.mkdtemp(prefix="plumbline-spy-")) / "sink.txt"
             batch = factory.records(args.records, logprobs=True)
             with recording(os.getpid(), spy):
-                sink_burst(urls["with logprobs"], factory.records(100, logprobs=True), batch)
+                warm = factory.records(100, logprobs=True)
+                sink_burst(urls[V3_KIND], warm, batch, form="v3")
             profile = hotspots(spy)
         work = Path(tempfile.mkdtemp(prefix="plumbline-backlog-"))
         spooled = spool_backlog(factory.records(backlog, logprobs=True), work / "first")

@@ -239,6 +239,6 @@ def recording_section(header: list[str], run: RecordingRun, args: Any) -> str:
         *verdict_table(verdicts),
     ]
     if run.profile:
-        lines += ["", "Profile of the sink's threads during a burst with logprobs (py-spy):", ""]
+        lines += ["", "Profile of the sink's threads during a v3 burst, in-process (py-spy):", ""]
         lines += hotspot_lines(run.profile)
     return "\n".join(lines) + "\n"
