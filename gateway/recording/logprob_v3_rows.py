@@ -72,7 +72,7 @@ class V3Rows:
 
     def __init__(self, vocabulary: Vocabulary, stats: SinkStats) -> None:
         self.vocabulary = vocabulary
-        self._stats = stats
+        self.stats = stats
         self._local = threading.local()
         self._count_lock = threading.Lock()
 
@@ -86,7 +86,7 @@ class V3Rows:
         """Count a record stored as v2 instead."""
         name = f"logprob_v3_fallback_{reason}"
         with self._count_lock:
-            setattr(self._stats, name, getattr(self._stats, name) + 1)
+            setattr(self.stats, name, getattr(self.stats, name) + 1)
 
     def build(
         self, chunks: list[tuple[int, bytes]], policy: RedactionPolicy | None

@@ -79,7 +79,7 @@ def test_v1_v2_and_v3_rows_of_the_same_records_read_the_same(engine: Engine) -> 
 
 
 def vars_of(v3: V3Rows) -> dict[str, int]:
-    stats = v3._stats  # the counters the sink reports
+    stats = v3.stats  # the counters the sink reports
     return {k: getattr(stats, k) for k in stats.__slots__ if k.startswith("logprob_v3")}
 
 
