@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from bench.recording.records import RecordFactory, realistic_logprobs
+from evals.divergence.first_divergence import first_divergence
+from evals.divergence.traces import SampleTrace
 from gateway.config import LogprobVocabConfig, RedactionConfig
 from gateway.metering.record import CallRecord
 from gateway.recording.logprob_v3_rows import V3Rows
@@ -184,3 +186,28 @@ def test_tokens_that_are_not_utf8_are_never_interned(tmp_path: Path) -> None:
         assert vars_of(v3)["logprob_v3_fallback_layout"] == 1
         assert count_rows(url, LogprobVocab) == 0
         engine.dispose()
+
+
+def test_divergence_analysis_reads_v3_rows_as_v1_rows(engine: Engine) -> None:
+    records = RecordFactory(realistic_logprobs(4)).records(4, logprobs=True)
+    v3 = _v3(engine)
+    answers = ["A", "A", "B", "B"]
+    reports = []
+    for form in ("v1", "v3"):
+        rows = [_rows(record, form, v3)[1] for record in records]
+        with engine.connect() as connection:
+            read = logprob_read.read_rows(connection, [(r["payload"], r.get("topk")) for r in rows])
+        traces = [
+            SampleTrace.from_chat_logprobs(choices[0], answer, str(i))
+            for i, (choices, answer) in enumerate(zip(read, answers, strict=True))
+        ]
+        reports.append(first_divergence(traces))
+    v1_report, v3_report = reports
+    assert v1_report is not None and v3_report is not None and v1_report.branches
+    assert (v3_report.position, v3_report.prefix, v3_report.verdict) == (
+        v1_report.position,
+        v1_report.prefix,
+        v1_report.verdict,
+    )
+    assert [b.token for b in v3_report.branches] == [b.token for b in v1_report.branches]
+    assert v3_report.margin == pytest.approx(v1_report.margin, abs=0.002)  # 0.001 nats at most
