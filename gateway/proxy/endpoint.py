@@ -20,6 +20,7 @@ from gateway.auth.traffic_labels import check_trace_link, check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.governance.budgets.lines import Hold
+from gateway.governance.model_refusal import model_refusal
 from gateway.governance.shedding import Admission
 from gateway.ids import new_call_id, new_request_id
 from gateway.metering.metered import Failure
@@ -356,12 +357,7 @@ class ProxyCall:
         config = self.state.config
         model = config.model(name)
         if model is None or not key.models.permits(name, config.model_names):
-            # A model the key may not call reads as one that does not exist, and the list
-            # names only the key's own: nothing tells of other teams' models.
-            valid = ", ".join(key.models.visible(config.model_names)) or "none for this key"
-            raise GatewayError(
-                404, f"The model `{name[:200]}` does not exist. Valid models: {valid}.", "model"
-            )
+            raise model_refusal(name, key.models, config.model_names)
         return model
 
     async def _until_disconnect(
