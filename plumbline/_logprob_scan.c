@@ -370,18 +370,24 @@ static PyObject *scan(PyObject *module, PyObject *items) {
     (void)module;
     if (!PyList_Check(items) && !PyTuple_Check(items))
         return PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
-    PyObject **objects = PySequence_Fast_ITEMS(items);
+    /* Held in a tuple of our own: the spans point into these bytes, and the allocations below
+     * may run a collection whose finalizers could change a list under us. */
+    PyObject *held = PySequence_Tuple(items);
+    if (!held) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(held);
     for (Py_ssize_t i = 0; i < count; i++)
-        if (!PyBytes_Check(objects[i]))
+        if (!PyBytes_Check(PyTuple_GET_ITEM(held, i))) {
+            Py_DECREF(held);
             return PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
+        }
     Entries sampled = {0}, alts = {0};
     Counts counts = {0};
     PyObject *result = NULL;
     int fast = extended_precision(), read = 1;
     for (Py_ssize_t i = 0; i < count && read > 0; i++) {
-        Ptr start = (Ptr)PyBytes_AS_STRING(objects[i]);
-        read = item(start, start + PyBytes_GET_SIZE(objects[i]), &sampled, &alts, &counts, fast);
+        PyObject *one = PyTuple_GET_ITEM(held, i);
+        Ptr start = (Ptr)PyBytes_AS_STRING(one);
+        read = item(start, start + PyBytes_GET_SIZE(one), &sampled, &alts, &counts, fast);
     }
     if (read < 0) goto done;
     if (read == 0 || sampled.len == 0) result = Py_NewRef(Py_None);
@@ -392,6 +398,7 @@ done:
     PyMem_Free(alts.spans);
     PyMem_Free(alts.values);
     PyMem_Free(counts.values);
+    Py_DECREF(held);
     return result;
 }
 
@@ -402,7 +409,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "plumbline._logprob_scan",
-    "Compiled reader of vLLM's chat logprob layout.", 0, methods,
+    "Compiled reader of vLLM's chat logprob layout.", 0, methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__logprob_scan(void) { return PyModule_Create(&module); }
