@@ -155,3 +155,18 @@ def test_edge_numbers_convert_as_float_does(text: str) -> None:
 def test_items_that_are_not_bytes_are_a_type_error() -> None:
     with pytest.raises(TypeError):
         scan_chat_compiled([ENTRY.decode()])  # type: ignore[list-item]
+
+
+def test_large_hostile_entries_read_alike() -> None:
+    long_token = with_token(b"\\u00e9\xc3\xa9x" * 300_000)  # 2.4 MB of one string
+    long_number = with_logprob(b"-0." + b"3" * 100_000 + b"e-5")
+    many = b'{"token":"x","logprob":-1,"bytes":[120]}'
+    wide = ENTRY.replace(ALTERNATIVE, b",".join([many] * 50_000))
+    for document in (long_token, long_number, wide):
+        compiled, reference = both([document])
+        assert compiled is not None and reference is not None
+        assert compiled.keys == reference.keys and compiled.alt_keys == reference.alt_keys
+        assert compiled.logprobs.tobytes() == reference.logprobs.tobytes()
+        assert compiled.alt_logprobs.tobytes() == reference.alt_logprobs.tobytes()
+    wide_read = scan_chat_compiled([wide])
+    assert wide_read is not None and wide_read.alt_counts.tolist() == [50_001]
