@@ -15,24 +15,41 @@ from redis.asyncio import Redis
 
 from gateway.governance.budgets.lines import BudgetLine, Overrun
 
-# ARGV[1]: the amount; then limit and expiry (epoch ms) per key. {1} when held on every key,
-# else {0, i, spent, held} for the first budget that refuses.
-RESERVE = """
-local amount = tonumber(ARGV[1])
-for i = 1, #KEYS do
-  local state = redis.call('HMGET', KEYS[i], 'spent', 'held')
-  local spent, held = tonumber(state[1]) or 0, tonumber(state[2]) or 0
-  local limit = tonumber(ARGV[2 * i])
-  if spent + held >= limit or spent + held + amount > limit then
-    return {0, i, spent, held}
+# The hold, in two steps that a script may run other checks between: the spend hashes at
+# KEYS[first ...]; in ARGV from `at`, the amount, then limit and expiry (epoch ms) per hash.
+HOLD_STEPS = """
+local function budget_overrun(first, count, at)
+  local amount = tonumber(ARGV[at])
+  for i = 0, count - 1 do
+    local state = redis.call('HMGET', KEYS[first + i], 'spent', 'held')
+    local spent, held = tonumber(state[1]) or 0, tonumber(state[2]) or 0
+    local limit = tonumber(ARGV[at + 1 + 2 * i])
+    if spent + held >= limit or spent + held + amount > limit then
+      return {i + 1, spent, held}
+    end
+  end
+  return nil
+end
+local function hold_budgets(first, count, at)
+  local amount = tonumber(ARGV[at])
+  for i = 0, count - 1 do
+    redis.call('HINCRBY', KEYS[first + i], 'held', amount)
+    redis.call('PEXPIREAT', KEYS[first + i], ARGV[at + 2 + 2 * i])
   end
 end
-for i = 1, #KEYS do
-  redis.call('HINCRBY', KEYS[i], 'held', amount)
-  redis.call('PEXPIREAT', KEYS[i], ARGV[2 * i + 1])
+"""
+# {1} when held on every key, else {0, i, spent, held} for the first budget that refuses.
+RESERVE = (
+    HOLD_STEPS
+    + """
+local overrun = budget_overrun(1, #KEYS, 1)
+if overrun then
+  return {0, overrun[1], overrun[2], overrun[3]}
 end
+hold_budgets(1, #KEYS, 1)
 return {1}
 """
+)
 # KEYS: n spend hashes, then their n soft markers. ARGV[1] held, ARGV[2] cost, then soft level
 # and expiry per hash. Returns {spent, reached, ...} per hash: reached is 1 for the one call
 # in all processes that first took it to its soft level this period.
