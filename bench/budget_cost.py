@@ -28,7 +28,7 @@ from gateway.governance.budgets.lines import Hold
 from gateway.governance.budgets.store_joint import JointAdmission
 from gateway.governance.budgets.store_redis import RedisBudgets
 from gateway.metering.record import CallRecord
-from gateway.proxy.admission import admit
+from gateway.proxy.admission import admit, settle
 from gateway.proxy.rate_limits import Grant, RateLimiter
 from gateway.proxy.rate_limits.redis_buckets import connect_buckets
 from gateway.rate_limit_config import RateLimitConfig
@@ -103,6 +103,10 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
 
     limited = _info(BUDGET, 10**9)
 
+    async def joint_step() -> None:
+        admitted = await admit(limiter, guards["joint"], limited, MODEL, 400, 16)
+        await settle(limiter, guards["joint"], (admitted.grant, admitted.hold), RECORD)
+
     async def in_turn() -> None:
         # The proxy's admission before it overlapped the two (timed: admission only).
         grant = await limiter.admit(limited, 16)
@@ -128,6 +132,7 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
         "budgets, memory store": lambda: budget_step(guards["memory"], with_budget),
         "budgets, redis store": lambda: budget_step(guards["redis"], with_budget),
         "rate limits, redis (for scale)": limiter_step,
+        "rate limits + budgets, one script each": joint_step,
     }
     timed = {name: await _timed(step, calls) for name, step in rows.items()}
     for name, step in (

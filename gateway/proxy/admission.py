@@ -1,5 +1,5 @@
-"""A call's admission by its rate limits and its spend budgets: one Redis script when both are
-there, else each store in turn (their Redis trips overlapped)."""
+"""A call's admission by its rate limits and spend budgets, and its settlement once answered:
+one Redis script each when both are there, else each store on its own."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ from dataclasses import dataclass
 
 from gateway.auth.keys import KeyInfo
 from gateway.config import ModelConfig
+from gateway.governance.budgets.charges import recorded_cost
 from gateway.governance.budgets.guard import BudgetGuard, BudgetPlan
 from gateway.governance.budgets.lines import Hold, Overrun
 from gateway.governance.budgets.refusal import BudgetExceeded, BudgetsUnavailable
 from gateway.governance.budgets.store_joint import JointAdmission
+from gateway.metering.record import CallRecord
 from gateway.proxy.rate_limits import Grant
 from gateway.proxy.rate_limits.buckets import Take, takes_of
 from gateway.proxy.rate_limits.limiter import STORE_ERRORS, RateLimiter, shared_grant
 from gateway.proxy.rate_limits.refusal import LimitsUnavailable, RateLimitExceeded, Refusal
+from gateway.proxy.request_fields import tokens_used
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +105,32 @@ def _unshared(
     except (BudgetExceeded, BudgetsUnavailable) as refusal:
         return Admitted(grant, None, refusal)
     return Admitted(grant, hold, None)
+
+
+async def settle(
+    limiter: RateLimiter,
+    budgets: BudgetGuard,
+    admitted: tuple[Grant | None, Hold | None],
+    record: CallRecord,
+) -> None:
+    """Charge a finished call's tokens and cost on what it took (never raises)."""
+    grant, hold = admitted
+    joint = budgets.joint
+    if grant is not None and hold is not None and joint is not None:
+        owed = grant.owed(tokens_used(record))
+        if owed and grant.store == hold.store == "redis":
+            try:
+                async with asyncio.timeout(budgets.config.settle_timeout_s):
+                    levels = await joint.settle(
+                        owed, hold.lines, hold.amount, recorded_cost(record)
+                    )
+            except STORE_ERRORS as error:
+                limiter.settlement_lost(error)
+                budgets.settlement_lost(error)
+                return
+            budgets.settled(hold, levels)
+            return
+    if grant is not None:
+        await limiter.settle(grant, tokens_used(record))
+    if hold is not None:
+        await budgets.settle(hold, record)

@@ -25,7 +25,7 @@ from gateway.governance.shedding import Admission
 from gateway.ids import new_call_id, new_request_id
 from gateway.metering.metered import Failure
 from gateway.metering.record import CallRecord
-from gateway.proxy.admission import admit
+from gateway.proxy.admission import admit, settle
 from gateway.proxy.asgi_io import Receive, Scope, Send, header_map, header_text, read_body
 from gateway.proxy.call_facts import Arrival, Attribution, Delivery, Kept, Outcome, Planned
 from gateway.proxy.call_kinds.base import CallKind
@@ -38,7 +38,6 @@ from gateway.proxy.request_fields import (
     RequestParams,
     sampling_params,
     source_of,
-    tokens_used,
     with_fields,
 )
 from gateway.proxy.request_plan import plan_request
@@ -154,10 +153,7 @@ class ProxyCall:
             self.state.sink.submit(record)
             if self.admission is not None:
                 self.admission.leave()
-            if self.grant is not None:
-                await self.state.limiter.settle(self.grant, tokens_used(record))
-            if self.hold is not None:
-                await self.state.budgets.settle(self.hold, record)
+            await settle(self.state.limiter, self.state.budgets, (self.grant, self.hold), record)
 
     def _record(self, t_done: float) -> CallRecord:
         relay = self.relay

@@ -195,10 +195,18 @@ class BudgetGuard:
                 async with asyncio.timeout(self.config.settle_timeout_s):
                     levels = await self.shared.settle(hold.lines, hold.amount, cost)
             except STORE_ERRORS as error:
-                # The hold stands until the period's spend expires: spend is over-counted.
-                self._failed(error, "settlement")
-                self.counts.settlements_lost += 1
+                self.settlement_lost(error)
                 return
+        self.settled(hold, levels)
+
+    def settlement_lost(self, error: BaseException) -> None:
+        """Count a charge that did not reach Redis."""
+        # The hold stands until the period's spend expires: spend is over-counted.
+        self._failed(error, "settlement")
+        self.counts.settlements_lost += 1
+
+    def settled(self, hold: Hold, levels: list[tuple[int, bool]]) -> None:
+        """Show each line's spend after a charge; announce the soft levels this call reached."""
         for line, (spent, reached) in zip(hold.lines, levels, strict=True):
             self._show(hold, line, spent)
             if reached:

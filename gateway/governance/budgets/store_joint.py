@@ -1,8 +1,9 @@
-"""A call's rate-limit buckets and spend budgets, checked and taken in one Redis script.
+"""A call's rate-limit buckets and spend budgets, taken and settled in one Redis script each.
 
 With both in Redis a governed call would otherwise pay two round trips (and two commands'
-client CPU) before it is sent. One script checks the buckets, then the budgets, and takes from
-all of them or from none: a call refused by either leaves the other untouched.
+client CPU) before it is sent, and two more once it is answered. One script checks the buckets,
+then the budgets, and takes from all of them or from none: a call refused by either leaves the
+other untouched. One more settles the tokens owed and charges the recorded cost.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from gateway.governance.budgets.lines import BudgetLine, Overrun
-from gateway.governance.budgets.store_redis import HOLD_STEPS, RedisBudgets
+from gateway.governance.budgets.store_redis import CHARGE_STEPS, HOLD_STEPS, RedisBudgets, charged
 from gateway.proxy.rate_limits.buckets import Take
-from gateway.proxy.rate_limits.redis_buckets import TAKE_STEPS, RedisBuckets
+from gateway.proxy.rate_limits.redis_buckets import SETTLE_STEPS, TAKE_STEPS, RedisBuckets
 from gateway.proxy.rate_limits.refusal import Refusal
 
 # KEYS: the buckets, then the spend hashes. ARGV[1]: the number of buckets; then limit and
@@ -39,6 +40,19 @@ return {1}
 """
 )
 
+# KEYS: the buckets, then the spend hashes, then their soft markers. ARGV[1]: the number of
+# buckets; then limit and tokens owed per bucket; then held and cost, soft level and expiry per
+# hash. Returns the charge's {spent, reached, ...} per hash.
+SETTLE = (
+    SETTLE_STEPS
+    + CHARGE_STEPS
+    + """
+local buckets = tonumber(ARGV[1])
+settle_buckets(1, buckets, 2)
+return charge_budgets(buckets + 1, (#KEYS - buckets) / 2, 2 + 2 * buckets)
+"""
+)
+
 
 class JointAdmission:
     """Buckets and budgets of one Redis and key prefix, taken together."""
@@ -47,6 +61,7 @@ class JointAdmission:
         self.buckets = buckets
         self.budgets = budgets
         self._admit: Any = budgets.redis.register_script(ADMIT)
+        self._settle: Any = budgets.redis.register_script(SETTLE)
 
     async def admit(
         self, takes: Sequence[Take], lines: Sequence[BudgetLine], amount: int
@@ -68,3 +83,15 @@ class JointAdmission:
             worst = takes[int(answer[1]) - 1]
             return Refusal(worst.unit, worst.scope, worst.limit, int(answer[2]) / 1e6)
         return Overrun(lines[int(answer[1]) - 1], int(answer[2]), int(answer[3]))
+
+    async def settle(
+        self, owed: dict[Take, int], lines: Sequence[BudgetLine], held: int, cost: int
+    ) -> list[tuple[int, bool]]:
+        """Charge the buckets what they are owed and the budgets the cost: each line's spend,
+        and whether this call first reached its soft level."""
+        args: list[int] = [len(owed)]
+        for take, amount in owed.items():
+            args += [take.limit, amount]
+        charge_keys, charge_args = self.budgets.charge_arguments(lines, held, cost)
+        keys = [self.buckets.key(take) for take in owed] + charge_keys
+        return charged(await self._settle(keys=keys, args=args + charge_args))

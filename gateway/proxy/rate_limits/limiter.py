@@ -94,7 +94,7 @@ class RateLimiter:
 
     async def settle(self, grant: Grant, used: int) -> None:
         """Charge a finished call's real tokens against what it reserved (never raises)."""
-        owed = {take: amount for take, amount in grant.delta(used).items() if amount}
+        owed = grant.owed(used)
         if not owed:
             return
         if grant.store == "memory" or self.shared is None:
@@ -104,9 +104,13 @@ class RateLimiter:
             async with asyncio.timeout(self.config.redis_timeout_s):
                 await self.shared.settle(owed)
         except STORE_ERRORS as error:
-            # The reservation stands: a refund is lost, an extra charge is not made.
-            self._failed(error, "settlement")
-            self.settlements_lost += 1
+            self.settlement_lost(error)
+
+    def settlement_lost(self, error: BaseException) -> None:
+        """Count a settlement that did not reach Redis."""
+        # The reservation stands: a refund is lost, an extra charge is not made.
+        self._failed(error, "settlement")
+        self.settlements_lost += 1
 
     def _failed(self, error: BaseException, step: str) -> None:
         timed_out = isinstance(error, TimeoutError)

@@ -81,15 +81,25 @@ take_buckets(1, #KEYS, 1, levels)
 return {1}
 """
 )
-# ARGV: limit and tokens still owed per key (negative: handed back); debt is one minute's at most.
-SETTLE = (
+# Charging what calls still owe, as a step: the buckets at KEYS[first ...], their limit and
+# tokens owed (negative: handed back) in ARGV from `at`; debt is one minute's at most.
+SETTLE_STEPS = (
     REFILL
     + """
-for i = 1, #KEYS do
-  local limit, owed = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])
-  local level, capacity = refilled(KEYS[i], limit, now)
-  store(KEYS[i], math.min(capacity, math.max(-capacity, level - owed)), now)
+local function settle_buckets(first, count, at)
+  for i = 0, count - 1 do
+    local limit, owed = tonumber(ARGV[at + 2 * i]), tonumber(ARGV[at + 2 * i + 1])
+    local level, capacity = refilled(KEYS[first + i], limit, now)
+    store(KEYS[first + i], math.min(capacity, math.max(-capacity, level - owed)), now)
+  end
 end
+"""
+)
+# ARGV: limit and tokens still owed per key.
+SETTLE = (
+    SETTLE_STEPS
+    + """
+settle_buckets(1, #KEYS, 1)
 return 1
 """
 )

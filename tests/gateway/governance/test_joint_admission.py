@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
 from redis.asyncio import Redis
@@ -18,7 +19,8 @@ from gateway.governance.budgets.limits import BudgetLimits
 from gateway.governance.budgets.refusal import BudgetExceeded, BudgetsUnavailable
 from gateway.governance.budgets.store_joint import JointAdmission
 from gateway.governance.budgets.store_redis import RedisBudgets
-from gateway.proxy.admission import Admitted, admit
+from gateway.metering.record import CallRecord
+from gateway.proxy.admission import Admitted, admit, settle
 from gateway.proxy.rate_limits import RateLimiter, RateLimitExceeded
 from gateway.proxy.rate_limits.redis_buckets import connect_buckets
 from gateway.rate_limit_config import RateLimitConfig
@@ -38,6 +40,18 @@ BODY = 400
 HOLD = reservation(MODEL, BODY, 0, BudgetConfig().body_bytes_per_prompt_token)
 
 
+def _record(prompt_tokens: int, completion_tokens: int) -> CallRecord:
+    return CallRecord(
+        id="c",
+        created_at=datetime.now(UTC),
+        request_id="r",
+        endpoint="/v1/chat/completions",
+        usage={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
+        price_in=1.0,
+        price_out=0.0,
+    )
+
+
 def _info(**limits: int) -> KeyInfo:
     return KeyInfo(
         key_id=11,
@@ -47,6 +61,7 @@ def _info(**limits: int) -> KeyInfo:
         store_bodies=False,
         prefix="joint01234",
         requests_per_minute=limits.get("rpm"),
+        tokens_per_minute=limits.get("tpm"),
         budget=BudgetLimits(team_day=limits.get("budget", 10 * HOLD)),
     )
 
@@ -68,8 +83,20 @@ class Stores:
         )
         self.prefix = prefix
 
-    async def admit(self, info: KeyInfo, body_bytes: int = BODY) -> Admitted:
-        return await admit(self.limiter, self.budgets, info, MODEL, body_bytes, 0)
+    async def admit(self, info: KeyInfo, body_bytes: int = BODY, reserve: int = 0) -> Admitted:
+        return await admit(self.limiter, self.budgets, info, MODEL, body_bytes, reserve)
+
+    async def spent(self) -> int:
+        """What is spent on the team's day budget now."""
+        keys = [key async for key in self.redis.scan_iter(f"{self.prefix}budget:*:day:*")]
+        values = [await self.redis.hget(key, "spent") for key in keys if b":soft" not in key]
+        return sum(int(value or 0) for value in values)
+
+    async def tokens_level(self) -> float | None:
+        """The level of the team's token bucket (None: never taken from)."""
+        keys = [key async for key in self.redis.scan_iter(f"{self.prefix}ratelimit:*tokens")]
+        level = await self.redis.hget(keys[0], "level") if keys else None
+        return float(level) if level is not None else None
 
     async def held(self) -> int:
         """What is held on the team's day budget now."""
@@ -169,3 +196,32 @@ async def test_a_budget_refusal_without_redis_still_settles_the_rate_limit_taken
         await down.limiter.aclose()
         await down.budgets.aclose()
         await down.redis.aclose()
+
+
+async def test_a_call_settles_its_tokens_and_its_cost_in_one_script(stores: Stores) -> None:
+    info = _info(tpm=1000)
+    admitted = await stores.admit(info, reserve=100)
+    assert admitted.grant is not None and admitted.hold is not None
+    assert await stores.tokens_level() == pytest.approx(900, abs=1)
+    # 30 prompt and 10 completion tokens were used: 60 of the 100 reserved are handed back,
+    # and the hold is replaced by the recorded cost (30 prompt tokens at a micro-unit each).
+    await settle(stores.limiter, stores.budgets, (admitted.grant, admitted.hold), _record(30, 10))
+    assert await stores.tokens_level() == pytest.approx(960, abs=1)
+    assert (await stores.held(), await stores.spent()) == (0, 30)
+    assert stores.budgets.counts.shown  # the spend is shown on /metrics as before
+
+
+async def test_a_settlement_to_a_dead_redis_is_counted_lost_on_both(stores: Stores) -> None:
+    info = _info(tpm=1000)
+    admitted = await stores.admit(info, reserve=100)
+    await stores.limiter.aclose()
+    await stores.budgets.aclose()
+    down = Stores(free_port_url().replace("http", "redis"), stores.prefix)
+    try:
+        await settle(down.limiter, down.budgets, (admitted.grant, admitted.hold), _record(30, 10))
+        assert down.limiter.settlements_lost == 1 and down.budgets.counts.settlements_lost == 1
+    finally:
+        await down.limiter.aclose()
+        await down.budgets.aclose()
+        await down.redis.aclose()
+    assert await stores.held() == HOLD  # the hold stands until its period's spend expires
