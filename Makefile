@@ -10,7 +10,8 @@ export PLUMBLINE_CACHE
 .PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools chromium nginx-tools \
 	litellm-proxy-env phoenix-env bench bench-smoke clean
 
-$(STAMP): pyproject.toml
+# setup.py and the C source too: the editable install compiles plumbline/_logprob_scan.c in place.
+$(STAMP): pyproject.toml setup.py plumbline/_logprob_scan.c
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,semantic]'
@@ -74,4 +75,4 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info plumbline/*.so .pytest_cache .mypy_cache .ruff_cache

@@ -3,7 +3,8 @@
 `python -m bench.budget_cost [--redis redis://127.0.0.1:6379/0] [--calls 5000]` prints the p50
 and p95 in microseconds of each step as the proxy runs it (one call at a time, one loop), and
 what a call with budgets waits for at admission (settling runs after the answer is sent): the
-rate limits, then the budgets in turn, or both at once as `gateway/proxy/admission.py` asks.
+rate limits, then the budgets in turn, both at once, or both in one script as
+`gateway/proxy/admission.py` asks when they share a Redis (and the rate limits alone, for scale).
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from gateway.governance.budgets.config import BudgetConfig
 from gateway.governance.budgets.guard import BudgetGuard
 from gateway.governance.budgets.limits import BudgetLimits
 from gateway.governance.budgets.lines import Hold
+from gateway.governance.budgets.store_joint import JointAdmission
 from gateway.governance.budgets.store_redis import RedisBudgets
 from gateway.metering.record import CallRecord
-from gateway.proxy.admission import admit
+from gateway.proxy.admission import admit, settle
 from gateway.proxy.rate_limits import Grant, RateLimiter
 from gateway.proxy.rate_limits.redis_buckets import connect_buckets
 from gateway.rate_limit_config import RateLimitConfig
@@ -80,9 +82,13 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
     prefix = f"plumbline-bench-{uuid.uuid4().hex[:8]}:"
     limiter = RateLimiter(rates, connect_buckets(url, prefix, rates))
     redis = Redis.from_url(url)
+    buckets = connect_buckets(url, prefix, rates)
+    shared = RedisBudgets(buckets.redis, prefix)
     guards = {
         "memory": BudgetGuard(BudgetConfig(), rates),
         "redis": BudgetGuard(BudgetConfig(), rates, RedisBudgets(redis, prefix)),
+        # As a gateway builds it: buckets and budgets admitted in one script.
+        "joint": BudgetGuard(BudgetConfig(), rates, shared, joint=JointAdmission(buckets, shared)),
     }
     with_budget, without = _info(BUDGET, None), _info(None, None)
 
@@ -97,6 +103,10 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
 
     limited = _info(BUDGET, 10**9)
 
+    async def joint_step() -> None:
+        admitted = await admit(limiter, guards["joint"], limited, MODEL, 400, 16)
+        await settle(limiter, guards["joint"], (admitted.grant, admitted.hold), RECORD)
+
     async def in_turn() -> None:
         # The proxy's admission before it overlapped the two (timed: admission only).
         grant = await limiter.admit(limited, 16)
@@ -107,6 +117,14 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
         admitted = await admit(limiter, guards["redis"], limited, MODEL, 400, 16)
         held.append((admitted.grant, admitted.hold))
 
+    async def one_script() -> None:
+        admitted = await admit(limiter, guards["joint"], limited, MODEL, 400, 16)
+        held.append((admitted.grant, admitted.hold))
+
+    async def limits_alone() -> None:
+        grant = await limiter.admit(_info(None, 10**9), 16)
+        held.append((grant, None))
+
     held: list[tuple[Grant | None, Hold | None]] = []
 
     rows = {
@@ -114,11 +132,14 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
         "budgets, memory store": lambda: budget_step(guards["memory"], with_budget),
         "budgets, redis store": lambda: budget_step(guards["redis"], with_budget),
         "rate limits, redis (for scale)": limiter_step,
+        "rate limits + budgets, one script each": joint_step,
     }
     timed = {name: await _timed(step, calls) for name, step in rows.items()}
     for name, step in (
         ("admission: limits + budgets, in turn", in_turn),
         ("admission: limits + budgets, at once", at_once),
+        ("admission: limits + budgets, one script", one_script),
+        ("admission: rate limits alone", limits_alone),
     ):
         timed[name] = await _timed(step, calls)
         for grant, hold in held:
@@ -131,6 +152,7 @@ async def measure_costs(url: str, calls: int) -> dict[str, tuple[float, float]]:
         await redis.delete(key)
     await redis.aclose()
     await limiter.aclose()
+    await guards["joint"].aclose()
     return timed
 
 
@@ -141,9 +163,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5000)
     args = parser.parse_args()
     timed = asyncio.run(measure_costs(args.redis, args.calls))
-    print(f"{'admit + settle per call':34} {'p50 us':>8} {'p95 us':>8}")
+    print(f"{'admit + settle per call':42} {'p50 us':>8} {'p95 us':>8}")
     for name, (p50, p95) in timed.items():
-        print(f"{name:34} {p50:8.1f} {p95:8.1f}")
+        print(f"{name:42} {p50:8.1f} {p95:8.1f}")
 
 
 if __name__ == "__main__":

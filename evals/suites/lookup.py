@@ -30,3 +30,9 @@ def find_suite(
             f"Several teams have a suite {ref!r} ({teams}); pass --team.", "team"
         )
     return matches[0]
+
+
+def suite_model(session: Session, suite_id: int, *, team_id: int | None) -> str | None:
+    """The model a suite's runs call, if the team (None: any team) may see the suite."""
+    found = suite_repo.suite_by_id(session, suite_id, team_id)
+    return None if found is None else found.model

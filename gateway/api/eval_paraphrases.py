@@ -17,6 +17,7 @@ from gateway.api.eval_schemas import (
     ReviewOut,
     ReviewRequest,
 )
+from gateway.governance.model_refusal import require_model
 
 router = APIRouter(prefix="/api/evals", tags=["evals"])
 
@@ -40,6 +41,8 @@ async def generate_suite_paraphrases(
     state: StateDep,
 ) -> GenerationList:
     """Ask an LLM through this gateway for paraphrases; they are stored as pending."""
+    if body.model is not None:
+        require_model(body.model, caller.models, state.config.model_names)
     with gateway_errors():
         async with eval_client(request) as client:
             outcomes = await generate_paraphrases(

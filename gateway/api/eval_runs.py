@@ -22,6 +22,7 @@ from evals.runs.queueing import fail_unqueued
 from evals.runs.runner import RunnerOptions, execute_run
 from evals.runs.stored_score import load_run_score
 from evals.runs.views import RunDetail, RunView
+from evals.suites.lookup import suite_model
 from evals.transaction import in_thread_transaction
 from gateway.api.deps import EvalsCallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_calls import eval_client, run_tracing, shared_limits
@@ -29,6 +30,7 @@ from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_queue import BrokerUnavailable, eval_queue
 from gateway.api.eval_schemas import IdPath, IdQuery, RunList
 from gateway.errors import GatewayError
+from gateway.governance.model_refusal import require_model
 
 router = APIRouter(prefix="/api/evals", tags=["evals"])
 log = logging.getLogger(__name__)
@@ -93,6 +95,13 @@ async def start_run(
     state: StateDep,
 ) -> RunView:
     """Create a run (all samples pending, committed) and queue it for the workers."""
+    with gateway_errors():
+        model = await in_thread_transaction(
+            state.sessions, suite_model, suite_id, team_id=team_scope(caller)
+        )
+    if model is not None:
+        # The workers call as the team, so the key's own model list is checked here.
+        require_model(model, caller.models, state.config.model_names)
     if state.settings.embedded:
         # Built first: without eval.gateway_url no run is created that could never execute.
         eval_client(request)
@@ -124,12 +133,11 @@ async def resume_run(
     state: StateDep,
 ) -> RunView:
     """Queue a run's unanswered samples again (after a crash or failures), then its rescoring."""
-    if state.settings.embedded:
-        eval_client(request)
     with gateway_errors():
         view = await in_thread_transaction(
             state.sessions, run_view, run_id, team_id=team_scope(caller)
         )
+    require_model(view.model, caller.models, state.config.model_names)
     if state.settings.embedded:
         _execute_here(request, state, background, run_id, True)
         return view

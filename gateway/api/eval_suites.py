@@ -15,6 +15,7 @@ from gateway.api.deps import EvalsCallerDep, SessionDep, StateDep, team_scope
 from gateway.api.eval_errors import gateway_errors
 from gateway.api.eval_schemas import IdPath, SuiteImportOut, SuiteList
 from gateway.errors import GatewayError
+from gateway.governance.model_refusal import require_model
 
 router = APIRouter(prefix="/api/evals/suites", tags=["evals"])
 MAX_SUITE_BYTES = 2 * 1024 * 1024
@@ -68,6 +69,7 @@ def import_suite_route(
                 "needs a key of that team or an admin key.",
                 "team",
             )
+        require_model(suite.model, caller.models, state.config.model_names)
         check_suite_channels(suite, state.settings.worker.notify, admin=caller.is_admin)
         done = import_suite(session, suite, source_yaml=None if is_json else text)
         view = suite_view(session, done.suite_id, team_id=None)

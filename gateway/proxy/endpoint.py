@@ -20,11 +20,12 @@ from gateway.auth.traffic_labels import check_trace_link, check_traffic_label
 from gateway.config import ModelConfig
 from gateway.errors import GatewayError
 from gateway.governance.budgets.lines import Hold
+from gateway.governance.model_refusal import model_refusal
 from gateway.governance.shedding import Admission
 from gateway.ids import new_call_id, new_request_id
 from gateway.metering.metered import Failure
 from gateway.metering.record import CallRecord
-from gateway.proxy.admission import admit
+from gateway.proxy.admission import admit, settle
 from gateway.proxy.asgi_io import Receive, Scope, Send, header_map, header_text, read_body
 from gateway.proxy.call_facts import Arrival, Attribution, Delivery, Kept, Outcome, Planned
 from gateway.proxy.call_kinds.base import CallKind
@@ -37,7 +38,6 @@ from gateway.proxy.request_fields import (
     RequestParams,
     sampling_params,
     source_of,
-    tokens_used,
     with_fields,
 )
 from gateway.proxy.request_plan import plan_request
@@ -153,10 +153,7 @@ class ProxyCall:
             self.state.sink.submit(record)
             if self.admission is not None:
                 self.admission.leave()
-            if self.grant is not None:
-                await self.state.limiter.settle(self.grant, tokens_used(record))
-            if self.hold is not None:
-                await self.state.budgets.settle(self.hold, record)
+            await settle(self.state.limiter, self.state.budgets, (self.grant, self.hold), record)
 
     def _record(self, t_done: float) -> CallRecord:
         relay = self.relay
@@ -356,12 +353,7 @@ class ProxyCall:
         config = self.state.config
         model = config.model(name)
         if model is None or not key.models.permits(name, config.model_names):
-            # A model the key may not call reads as one that does not exist, and the list
-            # names only the key's own: nothing tells of other teams' models.
-            valid = ", ".join(key.models.visible(config.model_names)) or "none for this key"
-            raise GatewayError(
-                404, f"The model `{name[:200]}` does not exist. Valid models: {valid}.", "model"
-            )
+            raise model_refusal(name, key.models, config.model_names)
         return model
 
     async def _until_disconnect(

@@ -23,3 +23,7 @@ def test_eval_runs_smoke_times_one_and_two_workers(tmp_path: Path) -> None:
     # Tokens decoded, wall time, and the backend-only limit they imply.
     assert number(fixed_one[2]) > 0 and number(fixed_one[3]) > number(fixed_one[5]) > 0, fixed_one
     assert "two workers ≥ 1.8 x one" in text
+    # The figure a 2-core machine can judge: samples per CPU-second, two workers against one.
+    per_cpu = table_rows(text, "samples per CPU-second (all of these)")
+    assert len(per_cpu) == 1 and all(number(cell) > 0 for cell in per_cpu[0][1:]), per_cpu
+    assert "per CPU-second of the whole stack, two workers ≥ 0.9 x one" in text

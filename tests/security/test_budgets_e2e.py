@@ -222,6 +222,25 @@ def test_two_gateways_spend_a_team_budget_exactly_and_notify_once(replicas: Repl
     assert max(_metric(g, spend_line) for g in replicas.gateways) > 0
 
 
+def test_with_rate_limits_too_two_gateways_admit_in_one_script_and_spend_exactly(
+    replicas: Replicas,
+) -> None:
+    # A team with rate limits and a budget: each call is admitted by one script for both.
+    key = issue_key(replicas.database, "metered")
+    policy = {"budget_day": 0.0005, "requests_per_minute": 100_000, "tokens_per_minute": 10**7}
+    assert _admin(replicas, "PATCH", "/api/admin/teams/metered", policy).status_code == 200
+    clients = [_client(g, key) for g in replicas.gateways]
+    with ThreadPoolExecutor(8) as pool:
+        statuses = list(pool.map(lambda i: _chat(clients[i % 2]), range(60)))
+    assert 0 < statuses.count(200) < 60 and set(statuses) == {200, 429}
+    calls = _team_calls(replicas, "metered", at_least=60)
+    ok = [c for c in calls if c.status_code == 200]
+    refused = [c for c in calls if c.status_code == 429]
+    assert {c.error_type for c in refused} == {"budget_exceeded"}  # never the rate limits
+    spent = _settled(replicas, f"team:{ok[0].team_id}:day:{ok[0].created_at:%Y-%m-%d}")
+    assert spent == sum(_micros(c) for c in ok) <= 500
+
+
 def _key_with_budget(replicas: Replicas, team: str, month: float) -> tuple[str, str]:
     created = _admin(replicas, "POST", "/api/admin/keys", {"team": team, "budget_month": month})
     assert created.status_code == 201, created.text

@@ -88,7 +88,7 @@ class InvalidationSubscriber:
             await self._serve(pubsub)
         finally:
             with contextlib.suppress(Exception):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+                await pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis 8.2
             with contextlib.suppress(Exception):
                 await client.aclose()
 

@@ -22,10 +22,18 @@ from gateway.config import ModelConfig
 from gateway.governance.budgets.charges import recorded_cost, reservation
 from gateway.governance.budgets.config import BudgetConfig
 from gateway.governance.budgets.limits import BudgetLimits
-from gateway.governance.budgets.lines import BudgetLine, Crossing, Hold, current_periods, lines_in
+from gateway.governance.budgets.lines import (
+    BudgetLine,
+    Crossing,
+    Hold,
+    Overrun,
+    current_periods,
+    lines_in,
+)
 from gateway.governance.budgets.notice import deliver_notice, notice_facts
 from gateway.governance.budgets.periods import Period
 from gateway.governance.budgets.refusal import BudgetExceeded, BudgetsUnavailable
+from gateway.governance.budgets.store_joint import JointAdmission
 from gateway.governance.budgets.store_memory import MemoryBudgets
 from gateway.governance.budgets.store_redis import RedisBudgets
 from gateway.metering.record import CallRecord
@@ -56,6 +64,19 @@ class BudgetCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class BudgetPlan:
+    """A call's budget lines, the most it may cost, and when it was admitted."""
+
+    lines: tuple[BudgetLine, ...]
+    amount: int
+    now: datetime
+
+    def hold(self, info: KeyInfo, store: str) -> Hold:
+        """What the call holds once admitted by `store` ("redis" or "memory")."""
+        return Hold(self.lines, self.amount, store, info.team_name, info.prefix)
+
+
+@dataclass(frozen=True, slots=True)
 class NoticeTargets:
     """Where soft-level notices go, and how they are sent."""
 
@@ -74,10 +95,13 @@ class BudgetGuard:
         shared: RedisBudgets | None = None,
         notices: NoticeTargets | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        joint: JointAdmission | None = None,
     ) -> None:
         self.config = config
         self.store_config = store_config
         self.shared = shared
+        # The same Redis as the rate limits: a call with both is admitted in one script.
+        self.joint = joint
         self.local = MemoryBudgets()
         self.notices = notices
         self.clock = clock
@@ -108,39 +132,58 @@ class BudgetGuard:
             )
         return lines
 
-    async def admit(
+    def plan(
         self, info: KeyInfo, model: ModelConfig, body_bytes: int, completion_tokens: int
-    ) -> Hold | None:
-        """Hold the call's most possible cost on every budget of `info`, or raise a 429/503."""
+    ) -> BudgetPlan | None:
+        """The call's budget lines and the most it may cost; None without budgets."""
         limits = info.budget
         if limits is None or not self.config.enabled:
             return None
         now = self.clock()
-        lines = self._lines_of(limits, info, now)
         amount = reservation(
             model, body_bytes, completion_tokens, self.config.body_bytes_per_prompt_token
         )
+        return BudgetPlan(self._lines_of(limits, info, now), amount, now)
+
+    async def admit(
+        self, info: KeyInfo, model: ModelConfig, body_bytes: int, completion_tokens: int
+    ) -> Hold | None:
+        """Hold the call's most possible cost on every budget of `info`, or raise a 429/503."""
+        plan = self.plan(info, model, body_bytes, completion_tokens)
+        if plan is None:
+            return None
+        if self.shared is not None and self.redis_up:
+            try:
+                async with asyncio.timeout(self.store_config.redis_timeout_s):
+                    overrun = await self.shared.reserve(plan.lines, plan.amount)
+            except STORE_ERRORS as error:
+                self.store_failed(error)
+            else:
+                if overrun is not None:
+                    raise self.refusal(info, plan, overrun)
+                return plan.hold(info, "redis")
+        return self.unshared_admit(info, plan)
+
+    def unshared_admit(self, info: KeyInfo, plan: BudgetPlan) -> Hold:
+        """Admission without Redis: this process's spend, or a 503 where the store fails closed."""
         if self.shared is not None:
-            if time.monotonic() >= self._skip_until:
-                try:
-                    async with asyncio.timeout(self.store_config.redis_timeout_s):
-                        overrun = await self.shared.reserve(lines, amount)
-                except STORE_ERRORS as error:
-                    self._failed(error, "admission")
-                else:
-                    if overrun is not None:
-                        self._refused(info, overrun.line, overrun.spent)
-                        raise BudgetExceeded(overrun, self._name(info, overrun.line), now, amount)
-                    return Hold(lines, amount, "redis", info.team_name, info.prefix)
             if self.config.on_redis_failure == "closed":
                 self.counts.store["failed_closed"] += 1
                 raise BudgetsUnavailable(max(self._skip_until - time.monotonic(), 1.0))
             self.counts.store["failed_open"] += 1
-        overrun = self.local.reserve(lines, amount)
+        overrun = self.local.reserve(plan.lines, plan.amount)
         if overrun is not None:
-            self._refused(info, overrun.line, overrun.spent)
-            raise BudgetExceeded(overrun, self._name(info, overrun.line), now, amount)
-        return Hold(lines, amount, "memory", info.team_name, info.prefix)
+            raise self.refusal(info, plan, overrun)
+        return plan.hold(info, "memory")
+
+    def refusal(self, info: KeyInfo, plan: BudgetPlan, overrun: Overrun) -> BudgetExceeded:
+        """The 429 for a budget that refused the call, counted and shown."""
+        self._refused(info, overrun.line, overrun.spent)
+        return BudgetExceeded(overrun, self._name(info, overrun.line), plan.now, plan.amount)
+
+    def store_failed(self, error: BaseException) -> None:
+        """Count a failed admission command and leave Redis alone for `redis_retry_s`."""
+        self._failed(error, "admission")
 
     async def settle(self, hold: Hold, record: CallRecord) -> None:
         """Replace what the call held by its recorded cost (never raises)."""
@@ -152,10 +195,18 @@ class BudgetGuard:
                 async with asyncio.timeout(self.config.settle_timeout_s):
                     levels = await self.shared.settle(hold.lines, hold.amount, cost)
             except STORE_ERRORS as error:
-                # The hold stands until the period's spend expires: spend is over-counted.
-                self._failed(error, "settlement")
-                self.counts.settlements_lost += 1
+                self.settlement_lost(error)
                 return
+        self.settled(hold, levels)
+
+    def settlement_lost(self, error: BaseException) -> None:
+        """Count a charge that did not reach Redis."""
+        # The hold stands until the period's spend expires: spend is over-counted.
+        self._failed(error, "settlement")
+        self.counts.settlements_lost += 1
+
+    def settled(self, hold: Hold, levels: list[tuple[int, bool]]) -> None:
+        """Show each line's spend after a charge; announce the soft levels this call reached."""
         for line, (spent, reached) in zip(hold.lines, levels, strict=True):
             self._show(hold, line, spent)
             if reached:

@@ -6,6 +6,7 @@ import aiohttp
 
 from gateway.config import GatewayConfig
 from gateway.governance.budgets.guard import BudgetGuard, NoticeTargets
+from gateway.governance.budgets.store_joint import JointAdmission
 from gateway.governance.budgets.store_redis import RedisBudgets
 from gateway.proxy.rate_limits.redis_buckets import connect_buckets
 from plumbline.settings import Settings
@@ -21,11 +22,13 @@ def budget_guard(
     chosen = names if names is not None else notify.default_channels
     channels = tuple(notify.channels[name] for name in chosen if name in notify.channels)
     notices = NoticeTargets(http, channels, notify.timeout_s)
-    shared = None
+    shared = joint = None
     if limits.rate_limits.store == "redis":
         # Its own bounded pool, built like the buckets' (connects on first use).
         buckets = connect_buckets(
             settings.redis.url, settings.worker.key_prefix, limits.rate_limits
         )
         shared = RedisBudgets(buckets.redis, settings.worker.key_prefix)
-    return BudgetGuard(limits.budgets, limits.rate_limits, shared, notices)
+        # The rate limiter's buckets live in the same Redis under the same prefix.
+        joint = JointAdmission(buckets, shared)
+    return BudgetGuard(limits.budgets, limits.rate_limits, shared, notices, joint=joint)

@@ -41,6 +41,10 @@ class Grant:
         used = min(max(0, used), MAX_SETTLED_TOKENS)
         return {take: used - take.amount for take in self.tokens}
 
+    def owed(self, used: int) -> dict[Take, int]:
+        """The token buckets that are owed anything, and how much."""
+        return {take: amount for take, amount in self.delta(used).items() if amount}
+
 
 NO_GRANT = Grant()
 

@@ -18,7 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from redis.exceptions import RedisError
 
 from gateway.auth.keys import KeyInfo
-from gateway.proxy.rate_limits.buckets import NO_GRANT, Grant, takes_of
+from gateway.proxy.rate_limits.buckets import NO_GRANT, Grant, Take, takes_of
 from gateway.proxy.rate_limits.memory import MemoryBuckets
 from gateway.proxy.rate_limits.redis_buckets import RedisBuckets
 from gateway.proxy.rate_limits.refusal import LimitsUnavailable, RateLimitExceeded
@@ -27,6 +27,15 @@ from gateway.rate_limit_config import RateLimitConfig
 log = logging.getLogger(__name__)
 # What a Redis command may raise: its own errors, a socket's, or our deadline.
 STORE_ERRORS = (RedisError, OSError, TimeoutError)
+
+
+def _token_takes(takes: tuple[Take, ...]) -> tuple[Take, ...]:
+    return tuple(take for take in takes if take.unit == "tokens")
+
+
+def shared_grant(takes: tuple[Take, ...]) -> Grant:
+    """What a call took once Redis admitted it: its token buckets, settled there."""
+    return Grant(_token_takes(takes), "redis")
 
 
 class RateLimiter:
@@ -51,18 +60,29 @@ class RateLimiter:
         takes = takes_of(info, reserve)
         if not takes:
             return NO_GRANT
-        tokens = tuple(take for take in takes if take.unit == "tokens")
+        if self.shared is not None and self.shared_ready():
+            try:
+                async with asyncio.timeout(self.config.redis_timeout_s):
+                    refusal = await self.shared.take(takes)
+            except STORE_ERRORS as error:
+                self.store_failed(error)
+            else:
+                if refusal is not None:
+                    raise RateLimitExceeded(refusal)
+                return shared_grant(takes)
+        return self.unshared_admit(takes)
+
+    def shared_ready(self) -> bool:
+        """Whether admission asks Redis now: a Redis store, not skipped after a failure."""
+        return self.shared is not None and self._clock() >= self._skip_until
+
+    def store_failed(self, error: BaseException) -> None:
+        """Count a failed admission command and leave Redis alone for `redis_retry_s`."""
+        self._failed(error, "admission")
+
+    def unshared_admit(self, takes: tuple[Take, ...]) -> Grant:
+        """Admission without Redis: this process's buckets, or a 503 if the store fails closed."""
         if self.shared is not None:
-            if self._clock() >= self._skip_until:
-                try:
-                    async with asyncio.timeout(self.config.redis_timeout_s):
-                        refusal = await self.shared.take(takes)
-                except STORE_ERRORS as error:
-                    self._failed(error, "admission")
-                else:
-                    if refusal is not None:
-                        raise RateLimitExceeded(refusal)
-                    return Grant(tokens, "redis")
             if self.config.on_redis_failure == "closed":
                 self.counts["failed_closed"] += 1
                 raise LimitsUnavailable(max(self._skip_until - self._clock(), 1.0))
@@ -70,11 +90,11 @@ class RateLimiter:
         refusal = self.local.take(takes)
         if refusal is not None:
             raise RateLimitExceeded(refusal)
-        return Grant(tokens, "memory")
+        return Grant(_token_takes(takes), "memory")
 
     async def settle(self, grant: Grant, used: int) -> None:
         """Charge a finished call's real tokens against what it reserved (never raises)."""
-        owed = {take: amount for take, amount in grant.delta(used).items() if amount}
+        owed = grant.owed(used)
         if not owed:
             return
         if grant.store == "memory" or self.shared is None:
@@ -84,9 +104,13 @@ class RateLimiter:
             async with asyncio.timeout(self.config.redis_timeout_s):
                 await self.shared.settle(owed)
         except STORE_ERRORS as error:
-            # The reservation stands: a refund is lost, an extra charge is not made.
-            self._failed(error, "settlement")
-            self.settlements_lost += 1
+            self.settlement_lost(error)
+
+    def settlement_lost(self, error: BaseException) -> None:
+        """Count a settlement that did not reach Redis."""
+        # The reservation stands: a refund is lost, an extra charge is not made.
+        self._failed(error, "settlement")
+        self.settlements_lost += 1
 
     def _failed(self, error: BaseException, step: str) -> None:
         timed_out = isinstance(error, TimeoutError)

@@ -20,7 +20,7 @@ from gateway.proxy.rate_limits.refusal import Refusal
 from gateway.rate_limit_config import RateLimitConfig
 
 # Refill one bucket (KEYS[i], limit per minute in `limit`) up to Redis's time `now`.
-_REFILL = """
+REFILL = """
 local function refilled(key, limit, now)
   local capacity = math.max(limit, 1)
   local state = redis.call('HMGET', key, 'level', 'stamp')
@@ -40,42 +40,66 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 """
+# The take, in two steps that a script may run other checks between: the buckets at
+# KEYS[first ...], their limit and amount in ARGV from `at`, two per bucket.
+TAKE_STEPS = (
+    REFILL
+    + """
+local function bucket_levels(first, count, at)
+  local levels = {}
+  local worst, worst_wait = 0, -1
+  for i = 0, count - 1 do
+    local limit, amount = tonumber(ARGV[at + 2 * i]), tonumber(ARGV[at + 2 * i + 1])
+    local level, capacity = refilled(KEYS[first + i], limit, now)
+    levels[i + 1] = level
+    if level < amount or level <= 0 then
+      local wait = (math.max(amount, math.min(1, capacity)) - level) * 60 / limit
+      if wait > worst_wait then
+        worst, worst_wait = i + 1, wait
+      end
+    end
+  end
+  return levels, worst, math.ceil(worst_wait * 1000000)
+end
+local function take_buckets(first, count, at, levels)
+  for i = 0, count - 1 do
+    store(KEYS[first + i], levels[i + 1] - tonumber(ARGV[at + 2 * i + 1]), now)
+  end
+end
+"""
+)
 # ARGV: limit and amount per key. Returns {1} when taken, else {0, i, microseconds to wait}
 # for the bucket that makes the call wait longest.
 TAKE = (
-    _REFILL
+    TAKE_STEPS
     + """
-local levels = {}
-local worst, worst_wait = 0, -1
-for i = 1, #KEYS do
-  local limit, amount = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])
-  local level, capacity = refilled(KEYS[i], limit, now)
-  levels[i] = level
-  if level < amount or level <= 0 then
-    local wait = (math.max(amount, math.min(1, capacity)) - level) * 60 / limit
-    if wait > worst_wait then
-      worst, worst_wait = i, wait
-    end
-  end
-end
+local levels, worst, wait_us = bucket_levels(1, #KEYS, 1)
 if worst > 0 then
-  return {0, worst, math.ceil(worst_wait * 1000000)}
+  return {0, worst, wait_us}
 end
-for i = 1, #KEYS do
-  store(KEYS[i], levels[i] - tonumber(ARGV[2 * i]), now)
-end
+take_buckets(1, #KEYS, 1, levels)
 return {1}
 """
 )
-# ARGV: limit and tokens still owed per key (negative: handed back); debt is one minute's at most.
-SETTLE = (
-    _REFILL
+# Charging what calls still owe, as a step: the buckets at KEYS[first ...], their limit and
+# tokens owed (negative: handed back) in ARGV from `at`; debt is one minute's at most.
+SETTLE_STEPS = (
+    REFILL
     + """
-for i = 1, #KEYS do
-  local limit, owed = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])
-  local level, capacity = refilled(KEYS[i], limit, now)
-  store(KEYS[i], math.min(capacity, math.max(-capacity, level - owed)), now)
+local function settle_buckets(first, count, at)
+  for i = 0, count - 1 do
+    local limit, owed = tonumber(ARGV[at + 2 * i]), tonumber(ARGV[at + 2 * i + 1])
+    local level, capacity = refilled(KEYS[first + i], limit, now)
+    store(KEYS[first + i], math.min(capacity, math.max(-capacity, level - owed)), now)
+  end
 end
+"""
+)
+# ARGV: limit and tokens still owed per key.
+SETTLE = (
+    SETTLE_STEPS
+    + """
+settle_buckets(1, #KEYS, 1)
 return 1
 """
 )

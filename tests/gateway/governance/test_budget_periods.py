@@ -74,6 +74,10 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[RedisBudgets | 
     await redis.aclose()
 
 
+def _next_year() -> int:
+    return datetime.now(UTC).year + 1
+
+
 async def _spend(guard: BudgetGuard, amount: int) -> None:
     hold = await guard.admit(INFO, MODEL, amount, 0)
     assert hold is not None
@@ -81,14 +85,16 @@ async def _spend(guard: BudgetGuard, amount: int) -> None:
 
 
 async def test_the_day_budget_resets_at_utc_midnight(store: RedisBudgets | None) -> None:
-    clock = Clock(datetime(2026, 12, 3, 23, 59, 30, tzinfo=UTC))
+    # Dates ahead of now: Redis expires a period's spend an hour after the period ends.
+    year = _next_year()
+    clock = Clock(datetime(year, 12, 3, 23, 59, 30, tzinfo=UTC))
     guard = BudgetGuard(BudgetConfig(), RateLimitConfig(), store, clock=clock)
     await _spend(guard, 60)
     await _spend(guard, 40)  # exactly the day's 100
     with pytest.raises(BudgetExceeded) as refused:
         await guard.admit(INFO, MODEL, 1, 0)
     assert refused.value.overrun.line.scope == "team"
-    assert "nothing is left: wait for the reset at 2026-12-04T00:00:00+00:00" in (
+    assert f"nothing is left: wait for the reset at {year}-12-04T00:00:00+00:00" in (
         refused.value.message
     )
     assert refused.value.headers[0] == (b"retry-after", b"30")
@@ -100,16 +106,16 @@ async def test_the_day_budget_resets_at_utc_midnight(store: RedisBudgets | None)
         await guard.admit(INFO, MODEL, 60, 0)
     line = month.value.overrun.line
     assert (line.scope, line.period.kind, month.value.overrun.spent) == ("key", "month", 200)
-    assert "monthly budget of key `abcdef0123` (2026-12)" in month.value.message
+    assert f"monthly budget of key `abcdef0123` ({year}-12)" in month.value.message
     assert "may cost up to 0.000060" in month.value.message
     assert "more than the 0.000050 left: lower max_tokens" in month.value.message
     await _spend(guard, 50)
-    clock.now = datetime(2027, 1, 1, tzinfo=UTC)
+    clock.now = datetime(year + 1, 1, 1, tzinfo=UTC)
     await _spend(guard, 60)
 
 
 async def test_a_hold_settles_into_the_period_it_was_taken_in(store: RedisBudgets | None) -> None:
-    clock = Clock(datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC))
+    clock = Clock(datetime(_next_year(), 12, 31, 23, 59, 59, tzinfo=UTC))
     guard = BudgetGuard(BudgetConfig(), RateLimitConfig(), store, clock=clock)
     hold = await guard.admit(INFO, MODEL, 90, 0)
     assert hold is not None
