@@ -220,6 +220,11 @@ def _byte_lists(strings: list[str], exceptions: list[Any], offset: int) -> list[
     return lists
 
 
+def _as_sent(value: Any) -> list[int] | None:
+    """A `bytes` value as the backend sent it: a byte list, or null."""
+    return None if value is None else list(value)
+
+
 def unpack_chat(sampled: bytes, topk: bytes | None) -> list[dict[str, Any]]:
     """The entries of one choice (alternatives `[]` when top-k is None)."""
     header, parts = _sections(sampled)
@@ -232,7 +237,7 @@ def unpack_chat(sampled: bytes, topk: bytes | None) -> list[dict[str, Any]]:
     if topk is not None:
         tops = _unpack_top(topk, strings, lists, header["ref"], n)
     return [
-        {"token": strings[r], "logprob": v, "bytes": list(lists[r]), "top_logprobs": t}
+        {"token": strings[r], "logprob": v, "bytes": _as_sent(lists[r]), "top_logprobs": t}
         for r, v, t in zip(refs, values, tops, strict=True)
     ]
 
@@ -256,7 +261,7 @@ def _unpack_top(
     escaped = steps == ESCAPE
     values[escaped] = np.frombuffer(parts[4], "<f8", int(header["escaped"]))
     flat = [
-        {"token": strings[r], "logprob": v, "bytes": list(lists[r])}
+        {"token": strings[r], "logprob": v, "bytes": _as_sent(lists[r])}
         for r, v in zip(refs, values.tolist(), strict=True)
     ]
     out, at = [], 0

@@ -88,6 +88,17 @@ def test_vllm_capture_sampled_exact_and_float32() -> None:
     assert [e["logprob"] for e in stored] == [e["logprob"] for e in content]
 
 
+def test_bytes_null_reads_back_as_null() -> None:
+    # vLLM sends `bytes: null` where a token has none; a v2 row holding one once failed to read.
+    alternative = {"token": "b", "logprob": -1.5, "bytes": None}
+    entries = [
+        {"token": "a", "logprob": -0.25, "bytes": None, "top_logprobs": [alternative]},
+        {"token": "c", "logprob": -0.5, "bytes": [99], "top_logprobs": [alternative]},
+    ]
+    stored = _round_trip(CHAT, _chunks(entries))
+    assert stored[0] == entries
+
+
 def test_irregular_entries_are_kept_exactly_as_json() -> None:
     odd = [
         {"token": "a", "logprob": -1.0, "bytes": None, "top_logprobs": []},
