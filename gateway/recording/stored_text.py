@@ -156,12 +156,20 @@ def _needs_masking(document: bytes, redactor: Redactor) -> bool:
     return any(redactor.pieces(tokens)[1] for tokens in choices)
 
 
+NO_LOGPROBS = b"{}"
+
+
 def logprob_document(document: bytes, redactor: Redactor) -> bytes:
     """A stored `{"<choice>": logprobs}` document with secrets in its tokens masked."""
     # Parsing a 200-token top-5 document costs about a millisecond; almost none hold a secret.
     if not _needs_masking(document, redactor):
         return document
-    parsed = orjson.loads(document)
+    try:
+        parsed = orjson.loads(document)
+    except orjson.JSONDecodeError:
+        # Not JSON (invalid UTF-8 from a backend, say): no reader could read it back, and its
+        # tokens cannot be checked for secrets. The call is stored; these logprobs are not.
+        return NO_LOGPROBS
     if not isinstance(parsed, dict):
         return document
     changed = False

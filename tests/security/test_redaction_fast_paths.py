@@ -142,3 +142,9 @@ def test_choices_are_read_as_separate_texts() -> None:
     stored = orjson.loads(logprob_document(document, Redactor()))
     assert stored["0"][0]["token"] == "room 7"
     assert "".join(e["token"] for e in stored["1"]) == "[REDACTED:card]"
+
+
+def test_logprobs_that_are_not_json_are_dropped_not_the_call() -> None:
+    """Invalid UTF-8 from a backend: nothing to check for secrets, nothing a read could parse."""
+    document = b'{"0":[{"token":"sk-\xff\xfe","logprob":-0.1,"bytes":null,"top_logprobs":[]}]}'
+    assert orjson.loads(logprob_document(document, Redactor())) == {}
