@@ -66,4 +66,10 @@ def decode(payload: bytes) -> dict[int, Any]:
     if payload[:4] != _MAGIC:
         raise ValueError("not a Plumbline logprob payload")
     document = zstandard.ZstdDecompressor().decompress(payload[4:])
-    return {int(k): v for k, v in orjson.loads(document).items()}
+    try:
+        parsed = orjson.loads(document)
+    except orjson.JSONDecodeError:
+        # v1 keeps a backend's bytes as sent: bytes that are no JSON (invalid UTF-8, say) read
+        # as no logprobs, so the call itself stays readable.
+        return {}
+    return {int(k): v for k, v in parsed.items()}

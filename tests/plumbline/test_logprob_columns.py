@@ -175,6 +175,12 @@ def test_foreign_payloads_are_refused() -> None:
         logprob_read.decode(packed.payload, packed.payload)
 
 
+def test_a_v1_row_of_bytes_that_are_no_json_reads_as_no_logprobs() -> None:
+    # v1 keeps a backend's bytes as sent; invalid UTF-8 there once made the call view fail.
+    document = b'{"0":[{"token":"\xff","logprob":-0.1,"bytes":null,"top_logprobs":[]}]}'
+    assert logprob_read.decode(logprob_codec.encode(document)) == {}
+
+
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(-1e9, 1e9) | token,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(token, inner, max_size=4),
