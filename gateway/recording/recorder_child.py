@@ -46,7 +46,7 @@ class Recorder:
     def __init__(self, connection: Connection, hello: Hello) -> None:
         self.connection = connection
         self.config = RecordingConfig.model_validate_json(hello.config_json)
-        self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size)
+        self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size, writer=True)
         self.observations: deque[CallObservation] = deque()
         # Set when the sink's counters moved or a call was observed: the reporter's cue.
         self._changed = threading.Event()

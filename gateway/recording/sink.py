@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
@@ -277,6 +277,16 @@ class LogSink:
         return self.fitter.fit(batch)
 
     def _insert(self, batch: RowBatch) -> None:
+        try:
+            self._insert_once(batch)
+        except DBAPIError as error:
+            # A pooled connection the server dropped (a restart, an idle timeout): the pool has
+            # thrown it and its siblings away, so one more try is on a fresh connection.
+            if not error.connection_invalidated:
+                raise
+            self._insert_once(batch)
+
+    def _insert_once(self, batch: RowBatch) -> None:
         with self.engine.begin() as connection:
             slots = days_of(batch) - self._slots_ready
             if slots:
