@@ -24,6 +24,7 @@ from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
 from gateway.otlp_metrics.exporter import MetricExporter
 from gateway.otlp_metrics.settings import metric_export_settings
+from gateway.recording.calls_repository import commit_without_waiting_for_wal
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
 from gateway.recording.sink import LogSink
@@ -47,6 +48,8 @@ class Recorder:
         self.connection = connection
         self.config = RecordingConfig.model_validate_json(hello.config_json)
         self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size, writer=True)
+        if not self.config.synchronous_commit:
+            commit_without_waiting_for_wal(self.engine)
         self.observations: deque[CallObservation] = deque()
         # Set when the sink's counters moved or a call was observed: the reporter's cue.
         self._changed = threading.Event()

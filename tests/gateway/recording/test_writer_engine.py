@@ -1,5 +1,6 @@
-"""The recorder's engine (`writer=True`: native placeholders, no ping) writes every row kind and
-rides out a connection the server dropped without calling it an outage."""
+"""The recorder's engine (`writer=True`: native placeholders, no ping) writes every row kind,
+rides out a connection the server dropped without calling it an outage, and commits without
+waiting for the WAL only where asked."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from sqlalchemy import make_url
+from sqlalchemy import make_url, text
 
 from gateway.config import RecordingConfig
+from gateway.recording.calls_repository import commit_without_waiting_for_wal
 from gateway.recording.sink import LogSink
 from plumbline.db import create_db_engine
 from plumbline.models import Call, CallBody, CallLogprobs
@@ -74,3 +76,25 @@ def test_a_dropped_connection_is_retried_not_an_outage(database_url: str, tmp_pa
     assert sink.stats.failed_batches == 0
     assert sink.stats.database_up
     assert sink.stats.spooled == 0
+
+
+def test_the_opt_in_relaxed_commit_applies_to_the_writers_sessions_only(
+    database_url: str, tmp_path: Path
+) -> None:
+    relaxed = create_db_engine(database_url, pool_size=1, writer=True)
+    commit_without_waiting_for_wal(relaxed)
+    other = create_db_engine(database_url, pool_size=1)
+    sink = LogSink(relaxed, RecordingConfig(flush_interval_ms=10, spool_dir=tmp_path / "spool"))
+    sink.start()
+    try:
+        sink.submit(make_record(tokens=5))
+        assert sink.flush(timeout=30)
+    finally:
+        sink.stop()
+    with relaxed.connect() as connection:
+        assert connection.execute(text("SHOW synchronous_commit")).scalar() == "off"
+    with other.connect() as connection:
+        assert connection.execute(text("SHOW synchronous_commit")).scalar() == "on"
+    relaxed.dispose()
+    other.dispose()
+    assert count_rows(database_url, Call) == 1
