@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, insert, select
+from sqlalchemy import Connection, Engine, Table, event, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from gateway.recording.partitions import Slot, ensure_partitions
@@ -14,6 +14,18 @@ from gateway.recording.storable import storable_rows
 from gateway.usage.rollup_job import floor_hour
 from gateway.usage.rollup_repository import mark_late_hours
 from plumbline.models import Call, CallBody, CallLogprobs, LiveSample
+
+
+def commit_without_waiting_for_wal(engine: Engine) -> None:
+    """Every new Postgres session of `engine` commits before its WAL is flushed (opt-in)."""
+
+    def relax(dbapi_connection: Any, _record: Any) -> None:
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SET synchronous_commit = off")
+        dbapi_connection.commit()
+
+    if engine.dialect.name == "postgresql":
+        event.listen(engine, "connect", relax)
 
 
 def ensure_day_partitions(connection: Connection, slots: set[Slot]) -> None:

@@ -24,6 +24,7 @@ from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
 from gateway.otlp_metrics.exporter import MetricExporter
 from gateway.otlp_metrics.settings import metric_export_settings
+from gateway.recording.calls_repository import commit_without_waiting_for_wal
 from gateway.recording.observation import CallObservation
 from gateway.recording.recorder_messages import Flush, Hello, RecordBatch, Report
 from gateway.recording.sink import LogSink
@@ -36,17 +37,25 @@ from plumbline.otlp.settings import trace_export_settings
 log = logging.getLogger(__name__)
 # How often a recorder looks for spools no live recorder owns (see spool_adoption).
 ADOPT_INTERVAL_S = 5.0
+# How long a change waits for the next ones to share its report (less if the interval is).
+REPORT_GATHER_S = 0.05
 
 
 class Recorder:
-    """One LogSink fed from the gateway's socket, reporting back every flush interval."""
+    """One LogSink fed from the gateway's socket, reporting back when something changed."""
 
     def __init__(self, connection: Connection, hello: Hello) -> None:
         self.connection = connection
         self.config = RecordingConfig.model_validate_json(hello.config_json)
-        self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size)
+        self.engine = create_db_engine(hello.database_url, pool_size=hello.pool_size, writer=True)
+        if not self.config.synchronous_commit:
+            commit_without_waiting_for_wal(self.engine)
         self.observations: deque[CallObservation] = deque()
-        self.sink = LogSink(self.engine, self.config, observer=self._observe)
+        # Set when the sink's counters moved or a call was observed: the reporter's cue.
+        self._changed = threading.Event()
+        self.sink = LogSink(
+            self.engine, self.config, observer=self._observe, on_change=self._changed.set
+        )
         self.orphans: OrphanSpools | None = hello.orphans
         self.spool_lock = SpoolLock(self.config.spool_dir)
         self._send_lock = threading.Lock()
@@ -72,6 +81,7 @@ class Recorder:
 
     def _observe(self, record: CallRecord, row: dict[str, Any]) -> None:
         self.observations.append(CallObservation.of(record, row))
+        self._changed.set()
         if self.spans is not None:
             self.spans.offer(record, row)
         if self.metrics is not None:
@@ -79,6 +89,9 @@ class Recorder:
 
     def run(self) -> None:
         """Take records until told to stop or the gateway goes away, then drain and report."""
+        # Before any work: the rows of a backlog are built at this priority too.
+        if self.config.recorder_nice:
+            os.nice(self.config.recorder_nice)
         # A predecessor still draining this spool (its worker was killed) finishes first, so no
         # file is replayed by two recorders at once.
         if not self.spool_lock.acquire(wait=False):
@@ -108,6 +121,7 @@ class Recorder:
                     self._stop_exporters()
                 finally:
                     self._done.set()
+                    self._changed.set()
                     reporter.join()
                     self._report(final=True)
                     self.engine.dispose()
@@ -155,8 +169,19 @@ class Recorder:
             self._adopt()
 
     def _report_loop(self) -> None:
-        interval = self.config.flush_interval_ms / 1000
-        while not self._done.wait(interval):
+        interval = min(self.config.flush_interval_ms / 1000, REPORT_GATHER_S)
+        # Exporters count in threads of their own, which do not cue a report: with one on,
+        # the counters are sent every interval, as they always were.
+        ticking = self.spans is not None or self.metrics is not None
+        while True:
+            if not ticking:
+                self._changed.wait()
+            # The changes of the next moment join this one in one report (a busy sink's
+            # batches, a write right after its journal).
+            if self._done.wait(interval):
+                return
+            # Cleared before the report is built: what changes from here on is sent next.
+            self._changed.clear()
             self._report()
 
     def _report(self, *, flushed: bool | None = None, final: bool = False) -> None:

@@ -95,7 +95,10 @@ class RecorderProcess:
         # reading or a recorder blocked on its reports could stop reading our batches.
         self._lock = threading.Lock()
         self._acks = threading.Lock()
+        # `_wake`: records are queued (set by the first since the last hand-off); `_hurry`: send
+        # without waiting out the interval for more (a full batch, the recorder gone, stop).
         self._wake = threading.Event()
+        self._hurry = threading.Event()
         self._flushed = threading.Event()
         self._flush_result = False
         self._child: _Child | None = None
@@ -156,6 +159,8 @@ class RecorderProcess:
             return
         self._queue.append(record)
         if len(self._queue) >= self.config.batch_size:
+            self._hurry_handoff()
+        elif not self._wake.is_set():
             self._wake.set()
 
     def flush(self, timeout: float = 10.0) -> bool:
@@ -178,9 +183,13 @@ class RecorderProcess:
     def stop(self, timeout: float = STOP_WAIT_S) -> None:
         """Send what is queued, let the recorder write everything, and wait for it to exit."""
         self._stopping = True
-        self._wake.set()
+        self._hurry_handoff()
         if self._handoff is not None:
             self._handoff.join(timeout)
+
+    def _hurry_handoff(self) -> None:
+        self._hurry.set()
+        self._wake.set()
 
     def _drop(self, records: int) -> None:
         self._dropped += records
@@ -212,7 +221,12 @@ class RecorderProcess:
     def _handoff_loop(self) -> None:
         interval = self.config.flush_interval_ms / 1000
         while True:
-            self._wake.wait(interval)
+            # No timer while nothing is queued: the first record (or the recorder's exit) wakes
+            # this thread, which then waits the interval for company unless hurried.
+            self._wake.wait()
+            self._hurry.wait(interval)
+            # Cleared before the queue is read: a record queued from here on wakes the next pass.
+            self._hurry.clear()
             self._wake.clear()
             with self._lock:
                 child = self._child
@@ -295,7 +309,7 @@ class RecorderProcess:
             except (EOFError, OSError, TypeError):
                 # TypeError: the connection was closed under us (a restart or the shutdown).
                 child.gone = True
-                self._wake.set()
+                self._hurry_handoff()
                 return
             if isinstance(report, Report):
                 self._apply(child, report)

@@ -1,12 +1,14 @@
 """LogSink: a bounded in-memory queue, journaled to disk and written to the database in batches.
 
-The hot path only appends to a deque. A journal thread turns the queued records into rows every
-`flush_interval_ms` and appends each batch to the spool directory (fsynced) before anything else
-happens to it; a writer thread then writes the batch to the database in one transaction and
-deletes its file. When the database is unreachable the files stay and are replayed later. So a
-killed process loses at most the records queued since the last journal tick, however slow or
-absent the database is. Nothing is dropped silently: every record ends up written, spooled or
-counted as dropped.
+The hot path only appends to a deque. A journal thread turns the queued records into rows at
+most `flush_interval_ms` after the first of them arrived and appends each batch to the spool
+directory (fsynced) before anything else happens to it; a writer thread then writes the batch
+to the database in one transaction and deletes its file. When the database is unreachable the
+files stay and are replayed later. So a killed process loses at most the records queued since
+the last journal pass, however slow or absent the database is. Nothing is dropped silently:
+every record ends up written, spooled or counted as dropped. Both threads sleep on events while
+there is nothing to do: an idle sink takes no CPU (no timer wakes it), except while the
+database is away or spooled batches wait for it.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from gateway.config import RecordingConfig
 from gateway.metering.record import CallRecord
@@ -51,10 +54,16 @@ class LogSink:
     """Accepts records from the event loop; journals and writes them from two threads."""
 
     def __init__(
-        self, engine: Engine, config: RecordingConfig, observer: RowObserver | None = None
+        self,
+        engine: Engine,
+        config: RecordingConfig,
+        observer: RowObserver | None = None,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self.engine = engine
         self.observer = observer
+        # Called (from the sink's threads) whenever a counter or the database's state changed.
+        self.on_change = on_change
         self.config = config
         self.spool = Spool(config.spool_dir, config.spool_max_bytes)
         self.fitter = ColumnFitter()
@@ -66,7 +75,10 @@ class LogSink:
         self._in_hand: set[Path] = set()
         self._hand_lock = threading.Lock()
         self._stats_lock = threading.Lock()
+        # Set by the first record queued since the last journal pass; `_hurry` by anything
+        # that must not wait out the interval for more records (a full batch, a flush, stop).
         self._wake = threading.Event()
+        self._hurry = threading.Event()
         self._writer_wake = threading.Event()
         self._stopping = False
         self._journal_done = False
@@ -95,6 +107,7 @@ class LogSink:
         """Batches were moved into the spool from outside: replay them with the others."""
         self.spool.recount()
         self._spool_has_batches = True
+        self._writer_wake.set()
 
     def start(self) -> None:
         """Start the journal and writer threads."""
@@ -118,16 +131,19 @@ class LogSink:
             # Stopped (a call cut at the end of the shutdown drain): nobody journals any more.
             self._spool_stragglers()
         elif len(self._queue) >= self.config.batch_size:
+            self.journal_now()
+        elif not self._wake.is_set():
             self._wake.set()
 
     def journal_now(self) -> None:
-        """Journal what is queued without waiting for the next tick (a batch arrived whole)."""
+        """Journal what is queued without waiting out the interval (a batch arrived whole)."""
+        self._hurry.set()
         self._wake.set()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Journal everything queued, write (or leave spooled) what was journaled, then stop."""
         self._stopping = True
-        self._wake.set()
+        self.journal_now()
         for thread in self._threads:
             thread.join(timeout)
 
@@ -138,7 +154,7 @@ class LogSink:
             idle = not (self._journal_busy or self._writer_busy)
             if idle and not self._queue and not self._journaled:
                 return True
-            self._wake.set()
+            self.journal_now()
             time.sleep(0.005)
         return False
 
@@ -155,11 +171,21 @@ class LogSink:
         # Three threads update the counters; `+=` on an attribute is not atomic.
         with self._stats_lock:
             setattr(self.stats, outcome, getattr(self.stats, outcome) + records)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def _journal_loop(self) -> None:
         interval = self.config.flush_interval_ms / 1000
         while True:
-            self._wake.wait(interval)
+            # No timer while the queue is empty: the first record wakes this thread, which then
+            # gives it the interval to gather company (one fsync and one transaction for all).
+            self._wake.wait()
+            self._hurry.wait(interval)
+            # Cleared before the queue is read: a record queued from here on wakes the next pass.
+            self._hurry.clear()
             self._wake.clear()
             self._journal_busy = True
             try:
@@ -199,7 +225,10 @@ class LogSink:
     def _write_loop(self) -> None:
         interval = self.config.flush_interval_ms / 1000
         while True:
-            self._writer_wake.wait(interval)
+            # Timed only while there is something to retry: the database is away or spooled
+            # batches wait; otherwise the journal thread (or an adopted spool) wakes it.
+            idle = self.stats.database_up and not self._spool_has_batches
+            self._writer_wake.wait(None if idle else interval)
             self._writer_wake.clear()
             self._writer_busy = True
             try:
@@ -251,6 +280,16 @@ class LogSink:
         return self.fitter.fit(batch)
 
     def _insert(self, batch: RowBatch) -> None:
+        try:
+            self._insert_once(batch)
+        except DBAPIError as error:
+            # A pooled connection the server dropped (a restart, an idle timeout): the pool has
+            # thrown it and its siblings away, so one more try is on a fresh connection.
+            if not error.connection_invalidated:
+                raise
+            self._insert_once(batch)
+
+    def _insert_once(self, batch: RowBatch) -> None:
         with self.engine.begin() as connection:
             slots = days_of(batch) - self._slots_ready
             if slots:
@@ -273,6 +312,7 @@ class LogSink:
             log.warning("database unreachable, spooling call records: %s", error)
         self.stats.database_up = False
         self._next_retry = time.monotonic() + RETRY_INTERVAL_S
+        self._changed()
         return False
 
     def _write(self, batch: RowBatch) -> bool:
@@ -298,6 +338,7 @@ class LogSink:
             log.info("database is back; replaying the spool")
         self.stats.database_up = True
         self.stats.last_batch_seconds = time.perf_counter() - started
+        self._changed()
         return True
 
     def _write_call_by_call(self, batch: RowBatch) -> bool:
@@ -346,8 +387,9 @@ class LogSink:
     def _spool(self, batch: RowBatch) -> None:
         try:
             self.spool.write(batch)
-            self._count("spooled", len(batch))
             self._spool_has_batches = True
+            self._writer_wake.set()
+            self._count("spooled", len(batch))
         except SpoolFullError as full:
             self._count("dropped", len(batch))
             log.error("%s; %d call records dropped", full, len(batch))
