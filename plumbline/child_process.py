@@ -12,10 +12,12 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from urllib.parse import urlsplit
 
 import aiohttp
 
 from plumbline.blocking_http import BlockingHttp
+from plumbline.port_owner import group_listens_on
 
 log = logging.getLogger(__name__)
 KILL_REAP_S = 60.0
@@ -70,11 +72,16 @@ class ServerProcess:
     def _ready(self, http: BlockingHttp) -> bool:
         if self.ready_line is not None:
             return self.ready_line in self.log_path.read_text(errors="replace")
-        assert self.health_url is not None
+        assert self.health_url is not None and self.process is not None
         try:
-            return http.request("GET", self.health_url, timeout_s=1.0).status == 200
+            if http.request("GET", self.health_url, timeout_s=1.0).status != 200:
+                return False
         except (aiohttp.ClientError, TimeoutError):
             return False
+        # Another process may hold the port picked for the child (taken before the child bound
+        # it): its answer must not pass for the child's. Unknown (no /proc) counts as ours.
+        port = urlsplit(self.health_url).port
+        return port is None or group_listens_on(self.process.pid, port) is not False
 
     def log_tail(self, lines: int = 60) -> str:
         """The end of the server's output."""

@@ -162,10 +162,22 @@ def test_two_gateways_spend_a_team_budget_exactly_and_notify_once(replicas: Repl
     clients = [_client(g, key) for g in replicas.gateways]
     with ThreadPoolExecutor(8) as pool:
         statuses = list(pool.map(lambda i: _chat(clients[i % 2]), range(120)))
+    assert 0 < statuses.count(200) < 120 and set(statuses) == {200, 429}
+    # The burst's holds may have refused calls that its settled costs leave room for: spend
+    # what is left one call at a time, by either gateway, until a call no longer fits.
+    caught = None
+    for turn in range(30):
+        try:
+            clients[turn % 2].chat.completions.create(model="tiny", messages=MESSAGES, max_tokens=8)  # type: ignore[arg-type]
+        except openai.RateLimitError as refusal:
+            caught = refusal
+            break
+        statuses.append(200)
+    assert caught is not None, "30 calls after the burst and the budget still not reached"
+    statuses.append(429)
     admitted = statuses.count(200)
-    assert 0 < admitted < 120 and set(statuses) == {200, 429}
-    calls = _team_calls(replicas, "spenders", at_least=120)
-    assert len(calls) == 120
+    calls = _team_calls(replicas, "spenders", at_least=len(statuses))
+    assert len(calls) == len(statuses)
     ok = [c for c in calls if c.status_code == 200]
     refused = [c for c in calls if c.status_code == 429]
     assert len(ok) == admitted
@@ -179,15 +191,13 @@ def test_two_gateways_spend_a_team_budget_exactly_and_notify_once(replicas: Repl
     spent = _settled(replicas, f"team:{team_id}:day:{ok[0].created_at:%Y-%m-%d}")
     assert spent == recorded <= budget * 1e6
     assert sum((c.input_cost or 0) + (c.output_cost or 0) for c in ok) <= budget + 1e-12
-    # The next call is refused, by either gateway, naming the budget and its reset.
-    with pytest.raises(openai.RateLimitError) as caught:
-        clients[1].chat.completions.create(model="tiny", messages=MESSAGES, max_tokens=8)  # type: ignore[arg-type]
-    error = caught.value.body
+    # The refusal names the budget and its reset.
+    error = caught.body
     assert isinstance(error, dict) and error["type"] == "budget_exceeded"
     assert "daily budget of team `spenders`" in error["message"]
     assert "of 0.001000 spent" in error["message"] and "the reset at" in error["message"]
     assert "lower max_tokens" in error["message"] or "nothing is left" in error["message"]
-    assert int(caught.value.response.headers["retry-after"]) >= 1
+    assert int(caught.response.headers["retry-after"]) >= 1
     # One soft notice in all, though both gateways spent past the level.
     notices = wait_for(replicas.hook.received, timeout=15, what="the soft notice")
     sent = sum(
@@ -201,7 +211,7 @@ def test_two_gateways_spend_a_team_budget_exactly_and_notify_once(replicas: Repl
         _metric(g, 'plumbline_budget_refusals_total{period="day",scope="team"}')
         for g in replicas.gateways
     )
-    assert refusals == len(refused) + 1
+    assert refusals == len(refused)
     report = httpx.get(
         f"{replicas.gateways[1].url}/api/usage/budgets",
         headers={"Authorization": f"Bearer {key}"},
