@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,9 @@ PROMPT = (
     f"our key is {PROMPT_SECRETS[2]}, ticket {PROMPT_SECRETS[3]}."
 )
 ALL_SECRETS = (*PROMPT_SECRETS, *SECRET_TEXTS)
+# A group of the card's digits on its own; digits inside a longer number (a timing float in the
+# response body) are not the card.
+CARD_GROUP = re.compile(r"(?<![\d.])1111(?![\d])")
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +115,8 @@ def test_stored_bodies_and_logprobs_hold_no_secrets(stack: SecurityStack, stream
     # The secrets were cut into tokens: none may survive in the joined text either.
     for stored_text in (tokens, detail["body"]["request"], detail["body"]["response"]):
         assert not any(s in stored_text for s in ALL_SECRETS), stored_text
-        assert "1111" not in stored_text and "example.com" not in stored_text
-    assert "1111" not in alternatives and "jane" not in alternatives
+        assert not CARD_GROUP.search(stored_text) and "example.com" not in stored_text
+    assert not CARD_GROUP.search(alternatives) and "jane" not in alternatives
 
 
 def test_teams_without_body_storage_keep_no_bodies_but_redacted_logprobs(
