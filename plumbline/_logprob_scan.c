@@ -6,32 +6,11 @@
  * checked, nothing recurses, and scratch memory grows with the input only (each entry takes at
  * least 37 input bytes). The grammar is the reference's, byte for byte.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_logprob_scan.h"
+
 #include <float.h>
 #include <math.h>
-#include <stdint.h>
 #include <string.h>
-
-typedef const unsigned char *Ptr;
-
-typedef struct {
-    Ptr token;
-    Py_ssize_t token_len;
-    Ptr raw;
-    Py_ssize_t raw_len;
-} Span;
-
-typedef struct {
-    Span *spans;
-    double *values;
-    Py_ssize_t len, cap;
-} Entries;
-
-typedef struct {
-    int64_t *values;
-    Py_ssize_t len, cap;
-} Counts;
 
 /* Grows to hold one more; 0 where memory ran out (the Python error is set). */
 static int entries_reserve(Entries *e) {
@@ -315,7 +294,7 @@ static int item(Ptr at, Ptr end, Entries *sampled, Entries *alts, Counts *counts
     return 1;
 }
 
-static PyObject *key(const Span *s) {
+PyObject *bytes_of_key(const Span *s) {
     PyObject *made = PyBytes_FromStringAndSize(NULL, s->token_len + 1 + s->raw_len);
     if (!made) return NULL;
     char *into = PyBytes_AS_STRING(made);
@@ -325,13 +304,13 @@ static PyObject *key(const Span *s) {
     return made;
 }
 
-static int same_key(const Span *a, const Span *b) {
+int same_key(const Span *a, const Span *b) {
     return a->token_len == b->token_len && a->raw_len == b->raw_len &&
            memcmp(a->token, b->token, (size_t)a->token_len) == 0 &&
            memcmp(a->raw, b->raw, (size_t)a->raw_len) == 0;
 }
 
-static PyObject *numbers(const void *values, Py_ssize_t count, Py_ssize_t width) {
+PyObject *numbers_of(const void *values, Py_ssize_t count, Py_ssize_t width) {
     PyObject *made = PyByteArray_FromStringAndSize(NULL, count * width);
     if (made && count) memcpy(PyByteArray_AS_STRING(made), values, (size_t)(count * width));
     return made;
@@ -344,7 +323,7 @@ static PyObject *columns(const Entries *sampled, const Entries *alts, const Coun
     if (!keys || !alt_keys) goto done;
     Py_ssize_t alt = 0;
     for (Py_ssize_t i = 0; i < sampled->len; i++) {
-        PyObject *own = key(&sampled->spans[i]);
+        PyObject *own = bytes_of_key(&sampled->spans[i]);
         if (!own) goto done;
         PyList_SET_ITEM(keys, i, own);
         for (int64_t j = 0; j < counts->values[i]; j++, alt++) {
@@ -352,58 +331,72 @@ static PyObject *columns(const Entries *sampled, const Entries *alts, const Coun
             if (same_key(&alts->spans[alt], &sampled->spans[i])) {
                 made = own;
                 Py_INCREF(made);
-            } else if (!(made = key(&alts->spans[alt]))) goto done;
+            } else if (!(made = bytes_of_key(&alts->spans[alt]))) goto done;
             PyList_SET_ITEM(alt_keys, alt, made);
         }
     }
     result = Py_BuildValue(
-        "(ONNON)", keys, numbers(sampled->values, sampled->len, sizeof(double)),
-        numbers(counts->values, counts->len, sizeof(int64_t)), alt_keys,
-        numbers(alts->values, alts->len, sizeof(double)));
+        "(ONNON)", keys, numbers_of(sampled->values, sampled->len, sizeof(double)),
+        numbers_of(counts->values, counts->len, sizeof(int64_t)), alt_keys,
+        numbers_of(alts->values, alts->len, sizeof(double)));
 done:
     Py_XDECREF(keys);
     Py_XDECREF(alt_keys);
     return result;
 }
 
-static PyObject *scan(PyObject *module, PyObject *items) {
-    (void)module;
-    if (!PyList_Check(items) && !PyTuple_Check(items))
-        return PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
+int columns_read(PyObject *items, Columns *into) {
+    memset(into, 0, sizeof(*into));
+    if (!PyList_Check(items) && !PyTuple_Check(items)) {
+        PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
+        return -1;
+    }
     /* Held in a tuple of our own: the spans point into these bytes, and the allocations below
      * may run a collection whose finalizers could change a list under us. */
-    PyObject *held = PySequence_Tuple(items);
-    if (!held) return NULL;
-    Py_ssize_t count = PyTuple_GET_SIZE(held);
+    into->held = PySequence_Tuple(items);
+    if (!into->held) return -1;
+    Py_ssize_t count = PyTuple_GET_SIZE(into->held);
     for (Py_ssize_t i = 0; i < count; i++)
-        if (!PyBytes_Check(PyTuple_GET_ITEM(held, i))) {
-            Py_DECREF(held);
-            return PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
+        if (!PyBytes_Check(PyTuple_GET_ITEM(into->held, i))) {
+            PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
+            return -1;
         }
-    Entries sampled = {0}, alts = {0};
-    Counts counts = {0};
-    PyObject *result = NULL;
     int fast = extended_precision(), read = 1;
     for (Py_ssize_t i = 0; i < count && read > 0; i++) {
-        PyObject *one = PyTuple_GET_ITEM(held, i);
+        PyObject *one = PyTuple_GET_ITEM(into->held, i);
         Ptr start = (Ptr)PyBytes_AS_STRING(one);
-        read = item(start, start + PyBytes_GET_SIZE(one), &sampled, &alts, &counts, fast);
+        read = item(start, start + PyBytes_GET_SIZE(one), &into->sampled, &into->alts,
+                    &into->counts, fast);
     }
-    if (read < 0) goto done;
-    if (read == 0 || sampled.len == 0) result = Py_NewRef(Py_None);
-    else result = columns(&sampled, &alts, &counts);
-done:
-    PyMem_Free(sampled.spans);
-    PyMem_Free(sampled.values);
-    PyMem_Free(alts.spans);
-    PyMem_Free(alts.values);
-    PyMem_Free(counts.values);
-    Py_DECREF(held);
+    if (read > 0 && into->sampled.len == 0) return 0;
+    return read;
+}
+
+void columns_free(Columns *columns) {
+    PyMem_Free(columns->sampled.spans);
+    PyMem_Free(columns->sampled.values);
+    PyMem_Free(columns->alts.spans);
+    PyMem_Free(columns->alts.values);
+    PyMem_Free(columns->counts.values);
+    Py_XDECREF(columns->held);
+    memset(columns, 0, sizeof(*columns));
+}
+
+static PyObject *scan(PyObject *module, PyObject *items) {
+    (void)module;
+    Columns read;
+    int status = columns_read(items, &read);
+    PyObject *result = NULL;
+    if (status == 0) result = Py_NewRef(Py_None);
+    else if (status > 0) result = columns(&read.sampled, &read.alts, &read.counts);
+    columns_free(&read);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_O, "A choice's logprob entries as columns, or None off vLLM's layout."},
+    {"scan_ids", scan_ids, METH_VARARGS,
+     "A choice's logprob entries as columns of vocabulary ids, or None off vLLM's layout."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -412,4 +405,12 @@ static struct PyModuleDef module = {
     "Compiled reader of vLLM's chat logprob layout.", 0, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__logprob_scan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__logprob_scan(void) {
+    if (PyType_Ready(&KeyTableType) < 0) return NULL;
+    PyObject *made = PyModule_Create(&module);
+    if (made && PyModule_AddObjectRef(made, "KeyTable", (PyObject *)&KeyTableType) < 0) {
+        Py_DECREF(made);
+        return NULL;
+    }
+    return made;
+}
