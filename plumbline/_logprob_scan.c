@@ -132,8 +132,37 @@ typedef struct {
     int negative, fast, significant;
 } Number;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight digits at p as one value (p[0] the most significant), or -1 where one is no digit:
+ * pairs, then fours, then the eight, combined in a register (each lane holds its sum). */
+static int64_t eight_digits(Ptr p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    uint64_t high = v & 0xF0F0F0F0F0F0F0F0ULL, over = (v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL;
+    if ((high | (over >> 4)) != 0x3333333333333333ULL) return -1;
+    v -= 0x3030303030303030ULL;
+    v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFULL;
+    v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFULL;
+    return (int64_t)((v & 0xFFFFFFFFULL) * 10000 + (v >> 32));
+}
+#else
+static int64_t eight_digits(Ptr p) { (void)p; return -1; }
+#endif
+
 static int digits(Ptr *at, Ptr end, Number *n, int fraction) {
     Ptr p = *at;
+    if (n->mantissa == 0)  /* leading zeros: not significant */
+        for (; p < end && *p == '0'; p++)
+            if (fraction) n->exponent--;
+    /* Eight at a time while they fit in the 19 significant digits kept. */
+    while (n->mantissa != 0 && n->significant <= 11 && end - p >= 8) {
+        int64_t eight = eight_digits(p);
+        if (eight < 0) break;
+        n->mantissa = n->mantissa * 100000000ULL + (uint64_t)eight;
+        n->significant += 8;
+        if (fraction) n->exponent -= 8;
+        p += 8;
+    }
     for (; p < end && *p >= '0' && *p <= '9'; p++) {
         if (n->mantissa == 0 && *p == '0') { /* a leading zero: not significant */ }
         else if (n->significant < 19) {  /* 19 digits always fit in 64 bits */
@@ -185,6 +214,23 @@ static const long double POWERS[28] = {
     1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L,
     1e27L};
 
+#if LDBL_MANT_DIG == 64 && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Whether x87's 64-bit significand lies halfway between two doubles: its 11 bits below a
+ * double's 53 are 10000000000 (every value here is a normal double, so the bits line up). */
+static int on_midpoint(long double exact, double rounded) {
+    (void)rounded;
+    uint64_t significand;
+    memcpy(&significand, &exact, sizeof(significand));
+    return (significand & 0x7FF) == 0x400;
+}
+#else
+static int on_midpoint(long double exact, double rounded) {
+    if ((long double)rounded == exact) return 0;
+    double other = nextafter(rounded, exact > rounded ? INFINITY : -INFINITY);
+    return (long double)rounded + (long double)other == 2.0L * exact;
+}
+#endif
+
 /* mantissa * 10^exponent rounded once to long double (both operands exact, one IEEE operation),
  * then to double. The second rounding agrees with rounding the exact value unless the first
  * landed exactly on a midpoint between two doubles: that case (and any other) goes to dtoa. */
@@ -195,10 +241,7 @@ static int fast_double(const Number *n, double *out) {
     long double exact = (long double)n->mantissa;
     exact = n->exponent < 0 ? exact / POWERS[-n->exponent] : exact * POWERS[n->exponent];
     double rounded = (double)exact;
-    if ((long double)rounded != exact) {
-        double other = nextafter(rounded, exact > rounded ? INFINITY : -INFINITY);
-        if ((long double)rounded + (long double)other == 2.0L * exact) return 0;
-    }
+    if (on_midpoint(exact, rounded)) return 0;
     *out = n->negative ? -rounded : rounded;
     return 1;
 }
