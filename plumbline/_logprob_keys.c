@@ -15,16 +15,20 @@
  */
 #include "_logprob_scan.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define LONGEST_KEY 1024 /* the configuration's bound on max_key_bytes */
 #define FIRST_SLOTS 1024
 
+/* One cache line: a key of up to INLINE_KEY bytes (nearly all of them: a token's JSON and its
+ * `bytes` list) is compared in place, so a lookup touches one line; longer keys live in the arena. */
+#define INLINE_KEY 44
 typedef struct {
     uint64_t hash;
     int64_t id;
-    size_t offset; /* into the arena */
-    Py_ssize_t len; /* -1: an empty slot */
+    int32_t len; /* -1: an empty slot */
+    unsigned char key[INLINE_KEY]; /* the key, or (longer keys) its offset into the arena */
 } Slot;
 
 typedef struct {
@@ -69,11 +73,21 @@ static uint64_t siphash13(uint64_t k0, uint64_t k1, const unsigned char *p, size
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
+_Static_assert(sizeof(Slot) == 64, "a slot is one cache line");
+
+/* Slots on cache-line boundaries, so no lookup touches two lines (free with free()). */
 static Slot *slots_new(size_t count) {
-    Slot *slots = PyMem_Malloc(count * sizeof(Slot));
+    Slot *slots = aligned_alloc(64, count * sizeof(Slot));
     if (!slots) return NULL;
     for (size_t i = 0; i < count; i++) slots[i].len = -1;
     return slots;
+}
+
+static const unsigned char *slot_key(const KeyTable *t, const Slot *s) {
+    if (s->len <= INLINE_KEY) return s->key;
+    size_t offset;
+    memcpy(&offset, s->key, sizeof(offset));
+    return t->arena + offset;
 }
 
 /* The slot holding the key, or the empty one where it would go. */
@@ -81,7 +95,7 @@ static Slot *find(const KeyTable *t, const unsigned char *key, Py_ssize_t len, u
     for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
         Slot *s = &t->slots[i];
         if (s->len < 0) return s;
-        if (s->hash == hash && s->len == len && memcmp(t->arena + s->offset, key, (size_t)len) == 0)
+        if (s->hash == hash && s->len == len && memcmp(slot_key(t, s), key, (size_t)len) == 0)
             return s;
     }
 }
@@ -100,7 +114,7 @@ static int grow_slots(KeyTable *t) {
         while (slots[j].len >= 0) j = (j + 1) & t->mask;
         slots[j] = old[i];
     }
-    PyMem_Free(old);
+    free(old);
     return 1;
 }
 
@@ -113,34 +127,40 @@ static int put(KeyTable *t, const unsigned char *key, Py_ssize_t len, int64_t id
         return 1;
     }
     if (t->count >= t->capacity) return 0;
-    if (t->arena_len + (size_t)len > t->arena_cap) {
-        size_t cap = t->arena_cap ? t->arena_cap : 4096;
-        while (cap < t->arena_len + (size_t)len) cap *= 2;
-        unsigned char *arena = PyMem_Realloc(t->arena, cap);
-        if (!arena) { PyErr_NoMemory(); return -1; }
-        t->arena = arena;
-        t->arena_cap = cap;
+    if (len <= INLINE_KEY) {
+        memcpy(slot->key, key, (size_t)len);
+    } else {
+        if (t->arena_len + (size_t)len > t->arena_cap) {
+            size_t cap = t->arena_cap ? t->arena_cap : 4096;
+            while (cap < t->arena_len + (size_t)len) cap *= 2;
+            unsigned char *arena = PyMem_Realloc(t->arena, cap);
+            if (!arena) { PyErr_NoMemory(); return -1; }
+            t->arena = arena;
+            t->arena_cap = cap;
+        }
+        memcpy(t->arena + t->arena_len, key, (size_t)len);
+        memcpy(slot->key, &t->arena_len, sizeof(t->arena_len));
+        t->arena_len += (size_t)len;
     }
-    memcpy(t->arena + t->arena_len, key, (size_t)len);
     slot->hash = hash;
     slot->id = id;
-    slot->offset = t->arena_len;
-    slot->len = len;
-    t->arena_len += (size_t)len;
+    slot->len = (int32_t)len;
     t->count++;
     if ((size_t)t->count * 2 > t->mask + 1 && !grow_slots(t)) return -1;
     return 1;
 }
 
+/* Empty, with the first slots only; where memory runs out the table stays as it was. */
 static int reset(KeyTable *t) {
-    PyMem_Free(t->slots);
+    Slot *slots = slots_new(FIRST_SLOTS);
+    if (!slots) { PyErr_NoMemory(); return 0; }
+    free(t->slots);
     PyMem_Free(t->arena);
+    t->slots = slots;
     t->arena = NULL;
     t->arena_len = t->arena_cap = 0;
     t->count = 0;
     t->mask = FIRST_SLOTS - 1;
-    t->slots = slots_new(FIRST_SLOTS);
-    if (!t->slots) { PyErr_NoMemory(); return 0; }
     return 1;
 }
 
@@ -172,7 +192,7 @@ static int table_init(KeyTable *t, PyObject *args, PyObject *kwargs) {
 }
 
 static void table_dealloc(KeyTable *t) {
-    PyMem_Free(t->slots);
+    free(t->slots);
     PyMem_Free(t->arena);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }

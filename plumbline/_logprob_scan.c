@@ -41,7 +41,10 @@ static int counts_push(Counts *c, int64_t value) {
 }
 
 /* The literal at *at, consumed; 0 where the bytes differ or run out. */
-static int literal(Ptr *at, Ptr end, const char *text, Py_ssize_t len) {
+#if defined(__GNUC__)
+__attribute__((always_inline))  /* a constant length: the compare is inlined, no memcmp call */
+#endif
+static inline int literal(Ptr *at, Ptr end, const char *text, Py_ssize_t len) {
     if (end - *at < len || memcmp(*at, text, (size_t)len) != 0) return 0;
     *at += len;
     return 1;

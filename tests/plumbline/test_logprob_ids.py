@@ -167,3 +167,16 @@ def test_the_compiled_table_keeps_many_keys_and_refuses_bad_arguments() -> None:
             KeyTable(*bad)
     with pytest.raises(TypeError):
         table.add([b"a\x00null"], [True])
+
+
+def test_keys_short_and_long_are_found_after_the_table_grows() -> None:
+    table = KeyTable(5000, 256, os.urandom(16))
+    # Up to 44 bytes a key sits in its slot; longer ones in the table's arena.
+    keys = [(b"k%d" % i).ljust(20 + i % 200, b"x") + b"\x00null" for i in range(4000)]
+    table.add(keys, list(range(4000)))
+    ids, missing = table.lookup(keys + [b"absent\x00null"])
+    assert np.frombuffer(ids, np.int64).tolist() == [*range(4000), -1]
+    assert missing == [b"absent\x00null"] and len(table) == 4000
+    table.clear()
+    table.add(keys[-5:], [1, 2, 3, 4, 5])
+    assert [table.get(key) for key in keys[-6:]] == [None, 1, 2, 3, 4, 5]
