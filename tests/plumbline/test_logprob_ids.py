@@ -174,7 +174,7 @@ def test_keys_short_and_long_are_found_after_the_table_grows() -> None:
     # Up to 44 bytes a key sits in its slot; longer ones in the table's arena.
     keys = [(b"k%d" % i).ljust(20 + i % 200, b"x") + b"\x00null" for i in range(4000)]
     table.add(keys, list(range(4000)))
-    ids, missing = table.lookup(keys + [b"absent\x00null"])
+    ids, missing = table.lookup([*keys, b"absent\x00null"])
     assert np.frombuffer(ids, np.int64).tolist() == [*range(4000), -1]
     assert missing == [b"absent\x00null"] and len(table) == 4000
     table.clear()
