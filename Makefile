@@ -11,7 +11,7 @@ export PLUMBLINE_CACHE
 	litellm-proxy-env phoenix-env bench bench-smoke clean
 
 # setup.py and the C sources too: the editable install compiles plumbline/_logprob_*.c in place.
-$(STAMP): pyproject.toml setup.py plumbline/_logprob_scan.c plumbline/_logprob_keys.c plumbline/_logprob_scan.h
+$(STAMP): pyproject.toml setup.py plumbline/_logprob_scan.h $(wildcard plumbline/_logprob_*.c)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,semantic]'

@@ -443,6 +443,8 @@ static PyMethodDef methods[] = {
     {"scan", scan, METH_O, "A choice's logprob entries as columns, or None off vLLM's layout."},
     {"scan_ids", scan_ids, METH_VARARGS,
      "A choice's logprob entries as columns of vocabulary ids, or None off vLLM's layout."},
+    {"top_columns", top_columns, METH_VARARGS,
+     "The v3 top-k columns: places of the sampled token, other ids, zigzag step deltas."},
     {NULL, NULL, 0, NULL},
 };
 

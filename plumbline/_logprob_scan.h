@@ -1,5 +1,6 @@
-/* What the two halves of plumbline._logprob_scan share: the columns a scan reads, and the
- * key table that turns their keys into vocabulary ids. */
+/* What the parts of plumbline._logprob_scan share: the columns a scan reads, the key table
+ * that turns their keys into vocabulary ids (_logprob_keys.c), the v3 top-k columns
+ * (_logprob_pack.c). */
 #ifndef PLUMBLINE_LOGPROB_SCAN_H
 #define PLUMBLINE_LOGPROB_SCAN_H
 
@@ -45,5 +46,6 @@ PyObject *numbers_of(const void *values, Py_ssize_t count, Py_ssize_t width);
 
 extern PyTypeObject KeyTableType;
 PyObject *scan_ids(PyObject *module, PyObject *args);
+PyObject *top_columns(PyObject *module, PyObject *args);
 
 #endif

@@ -21,7 +21,10 @@ class KeyTable:
 
 def scan_ids(
     items: list[bytes] | tuple[bytes, ...], table: KeyTable, /
-) -> (
-    tuple[bytearray, bytearray, bytearray, bytearray, bytearray, list[bytes], bytes, bool] | None
-):
+) -> tuple[bytearray, bytearray, bytearray, bytearray, bytearray, list[bytes], bytes, bool] | None:
     """A choice's logprob entries as columns of vocabulary ids, or None off vLLM's layout."""
+
+def top_columns(
+    ids: object, lps: object, alt_ids: object, alt_lps: object, k: int, step: float, /
+) -> tuple[bytearray, bytearray, bytearray]:
+    """The v3 top-k columns: places of the sampled token, other ids, zigzag step deltas."""
