@@ -54,11 +54,7 @@ class Recorder:
         # Set when the sink's counters moved or a call was observed: the reporter's cue.
         self._changed = threading.Event()
         self.sink = LogSink(
-            self.engine,
-            self.config,
-            observer=self._observe,
-            on_change=self._changed.set,
-            beside_event_loop=False,
+            self.engine, self.config, observer=self._observe, on_change=self._changed.set
         )
         self.orphans: OrphanSpools | None = hello.orphans
         self.spool_lock = SpoolLock(self.config.spool_dir)

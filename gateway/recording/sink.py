@@ -59,14 +59,9 @@ class LogSink:
         config: RecordingConfig,
         observer: RowObserver | None = None,
         on_change: Callable[[], None] | None = None,
-        *,
-        beside_event_loop: bool = True,
     ) -> None:
         self.engine = engine
         self.observer = observer
-        # In the gateway's own process the row builder hands the GIL to the event loop after
-        # each record; a recorder process has no event loop to wait, so it keeps building.
-        self._yield_per_record = beside_event_loop
         # Called (from the sink's threads) whenever a counter or the database's state changed.
         self.on_change = on_change
         self.config = config
@@ -281,8 +276,7 @@ class LogSink:
             batch.extend(rows)
             # Hand the GIL to the event loop between records: otherwise a big batch keeps it
             # waiting a switch interval (5 ms) at every turn, and calls stall behind the sink.
-            if self._yield_per_record:
-                time.sleep(0)
+            time.sleep(0)
         return self.fitter.fit(batch)
 
     def _insert(self, batch: RowBatch) -> None:
