@@ -10,8 +10,8 @@ export PLUMBLINE_CACHE
 .PHONY: demo test lint format venv services vllm-env vllm-model prometheus-tools chromium nginx-tools \
 	litellm-proxy-env phoenix-env bench bench-smoke clean
 
-# setup.py and the C sources too: the editable install compiles plumbline/_logprob_*.c in place.
-$(STAMP): pyproject.toml setup.py plumbline/_logprob_scan.h $(wildcard plumbline/_logprob_*.c)
+# setup.py and the C source too: the editable install compiles plumbline/_logprob_scan.c in place.
+$(STAMP): pyproject.toml setup.py plumbline/_logprob_scan.c
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,semantic]'

@@ -6,8 +6,7 @@ setup(
     ext_modules=[
         Extension(
             "plumbline._logprob_scan",
-            ["plumbline/_logprob_scan.c", "plumbline/_logprob_keys.c", "plumbline/_logprob_pack.c"],
-            depends=["plumbline/_logprob_scan.h"],
+            ["plumbline/_logprob_scan.c"],
             # Without a compiler the build is skipped and logprob_scan reads with the reference.
             optional=True,
         )

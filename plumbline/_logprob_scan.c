@@ -6,11 +6,32 @@
  * checked, nothing recurses, and scratch memory grows with the input only (each entry takes at
  * least 37 input bytes). The grammar is the reference's, byte for byte.
  */
-#include "_logprob_scan.h"
-
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+
+typedef const unsigned char *Ptr;
+
+typedef struct {
+    Ptr token;
+    Py_ssize_t token_len;
+    Ptr raw;
+    Py_ssize_t raw_len;
+} Span;
+
+typedef struct {
+    Span *spans;
+    double *values;
+    Py_ssize_t len, cap;
+} Entries;
+
+typedef struct {
+    int64_t *values;
+    Py_ssize_t len, cap;
+} Counts;
 
 /* Grows to hold one more; 0 where memory ran out (the Python error is set). */
 static int entries_reserve(Entries *e) {
@@ -41,10 +62,7 @@ static int counts_push(Counts *c, int64_t value) {
 }
 
 /* The literal at *at, consumed; 0 where the bytes differ or run out. */
-#if defined(__GNUC__)
-__attribute__((always_inline))  /* a constant length: the compare is inlined, no memcmp call */
-#endif
-static inline int literal(Ptr *at, Ptr end, const char *text, Py_ssize_t len) {
+static int literal(Ptr *at, Ptr end, const char *text, Py_ssize_t len) {
     if (end - *at < len || memcmp(*at, text, (size_t)len) != 0) return 0;
     *at += len;
     return 1;
@@ -135,37 +153,8 @@ typedef struct {
     int negative, fast, significant;
 } Number;
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Eight digits at p as one value (p[0] the most significant), or -1 where one is no digit:
- * pairs, then fours, then the eight, combined in a register (each lane holds its sum). */
-static int64_t eight_digits(Ptr p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    uint64_t high = v & 0xF0F0F0F0F0F0F0F0ULL, over = (v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL;
-    if ((high | (over >> 4)) != 0x3333333333333333ULL) return -1;
-    v -= 0x3030303030303030ULL;
-    v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFULL;
-    v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFULL;
-    return (int64_t)((v & 0xFFFFFFFFULL) * 10000 + (v >> 32));
-}
-#else
-static int64_t eight_digits(Ptr p) { (void)p; return -1; }
-#endif
-
 static int digits(Ptr *at, Ptr end, Number *n, int fraction) {
     Ptr p = *at;
-    if (n->mantissa == 0)  /* leading zeros: not significant */
-        for (; p < end && *p == '0'; p++)
-            if (fraction) n->exponent--;
-    /* Eight at a time while they fit in the 19 significant digits kept. */
-    while (n->mantissa != 0 && n->significant <= 11 && end - p >= 8) {
-        int64_t eight = eight_digits(p);
-        if (eight < 0) break;
-        n->mantissa = n->mantissa * 100000000ULL + (uint64_t)eight;
-        n->significant += 8;
-        if (fraction) n->exponent -= 8;
-        p += 8;
-    }
     for (; p < end && *p >= '0' && *p <= '9'; p++) {
         if (n->mantissa == 0 && *p == '0') { /* a leading zero: not significant */ }
         else if (n->significant < 19) {  /* 19 digits always fit in 64 bits */
@@ -217,23 +206,6 @@ static const long double POWERS[28] = {
     1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L,
     1e27L};
 
-#if LDBL_MANT_DIG == 64 && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Whether x87's 64-bit significand lies halfway between two doubles: its 11 bits below a
- * double's 53 are 10000000000 (every value here is a normal double, so the bits line up). */
-static int on_midpoint(long double exact, double rounded) {
-    (void)rounded;
-    uint64_t significand;
-    memcpy(&significand, &exact, sizeof(significand));
-    return (significand & 0x7FF) == 0x400;
-}
-#else
-static int on_midpoint(long double exact, double rounded) {
-    if ((long double)rounded == exact) return 0;
-    double other = nextafter(rounded, exact > rounded ? INFINITY : -INFINITY);
-    return (long double)rounded + (long double)other == 2.0L * exact;
-}
-#endif
-
 /* mantissa * 10^exponent rounded once to long double (both operands exact, one IEEE operation),
  * then to double. The second rounding agrees with rounding the exact value unless the first
  * landed exactly on a midpoint between two doubles: that case (and any other) goes to dtoa. */
@@ -244,7 +216,10 @@ static int fast_double(const Number *n, double *out) {
     long double exact = (long double)n->mantissa;
     exact = n->exponent < 0 ? exact / POWERS[-n->exponent] : exact * POWERS[n->exponent];
     double rounded = (double)exact;
-    if (on_midpoint(exact, rounded)) return 0;
+    if ((long double)rounded != exact) {
+        double other = nextafter(rounded, exact > rounded ? INFINITY : -INFINITY);
+        if ((long double)rounded + (long double)other == 2.0L * exact) return 0;
+    }
     *out = n->negative ? -rounded : rounded;
     return 1;
 }
@@ -317,31 +292,16 @@ static int fields(Ptr *at, Ptr end, Entries *into, int fast) {
 }
 
 /* One item: entries separated by commas, to its last byte. */
-/* An alternative written exactly as its position's sampled fields (vLLM's first, most of the
- * time): the same entry again, taken without reading it twice. 1 taken, 0 not the same. */
-static int same_fields(Ptr *at, Ptr end, Ptr start, Ptr stop, Entries *sampled, Entries *alts) {
-    Py_ssize_t len = stop - start;
-    if (end - *at < len || memcmp(*at, start, (size_t)len) != 0) return 0;
-    if (!entries_reserve(alts)) return -1;
-    alts->spans[alts->len] = sampled->spans[sampled->len - 1];
-    alts->values[alts->len++] = sampled->values[sampled->len - 1];
-    *at += len;
-    return 1;
-}
-
 static int item(Ptr at, Ptr end, Entries *sampled, Entries *alts, Counts *counts, int fast) {
     for (int first = 1; at < end; first = 0) {
         if (!first && !LITERAL(&at, end, ",")) return 0;
-        Ptr start = at;
         int read = fields(&at, end, sampled, fast);
         if (read <= 0) return read;
-        Ptr stop = at;
         if (!LITERAL(&at, end, ",\"top_logprobs\":[")) return 0;
         int64_t count = 0;
         if (!LITERAL(&at, end, "]")) {
             for (;;) {
-                read = same_fields(&at, end, start, stop, sampled, alts);
-                if (read == 0) read = fields(&at, end, alts, fast);
+                read = fields(&at, end, alts, fast);
                 if (read <= 0) return read;
                 if (!LITERAL(&at, end, "}")) return 0;
                 count++;
@@ -355,7 +315,7 @@ static int item(Ptr at, Ptr end, Entries *sampled, Entries *alts, Counts *counts
     return 1;
 }
 
-PyObject *bytes_of_key(const Span *s) {
+static PyObject *key(const Span *s) {
     PyObject *made = PyBytes_FromStringAndSize(NULL, s->token_len + 1 + s->raw_len);
     if (!made) return NULL;
     char *into = PyBytes_AS_STRING(made);
@@ -365,13 +325,13 @@ PyObject *bytes_of_key(const Span *s) {
     return made;
 }
 
-int same_key(const Span *a, const Span *b) {
+static int same_key(const Span *a, const Span *b) {
     return a->token_len == b->token_len && a->raw_len == b->raw_len &&
            memcmp(a->token, b->token, (size_t)a->token_len) == 0 &&
            memcmp(a->raw, b->raw, (size_t)a->raw_len) == 0;
 }
 
-PyObject *numbers_of(const void *values, Py_ssize_t count, Py_ssize_t width) {
+static PyObject *numbers(const void *values, Py_ssize_t count, Py_ssize_t width) {
     PyObject *made = PyByteArray_FromStringAndSize(NULL, count * width);
     if (made && count) memcpy(PyByteArray_AS_STRING(made), values, (size_t)(count * width));
     return made;
@@ -384,7 +344,7 @@ static PyObject *columns(const Entries *sampled, const Entries *alts, const Coun
     if (!keys || !alt_keys) goto done;
     Py_ssize_t alt = 0;
     for (Py_ssize_t i = 0; i < sampled->len; i++) {
-        PyObject *own = bytes_of_key(&sampled->spans[i]);
+        PyObject *own = key(&sampled->spans[i]);
         if (!own) goto done;
         PyList_SET_ITEM(keys, i, own);
         for (int64_t j = 0; j < counts->values[i]; j++, alt++) {
@@ -392,74 +352,58 @@ static PyObject *columns(const Entries *sampled, const Entries *alts, const Coun
             if (same_key(&alts->spans[alt], &sampled->spans[i])) {
                 made = own;
                 Py_INCREF(made);
-            } else if (!(made = bytes_of_key(&alts->spans[alt]))) goto done;
+            } else if (!(made = key(&alts->spans[alt]))) goto done;
             PyList_SET_ITEM(alt_keys, alt, made);
         }
     }
     result = Py_BuildValue(
-        "(ONNON)", keys, numbers_of(sampled->values, sampled->len, sizeof(double)),
-        numbers_of(counts->values, counts->len, sizeof(int64_t)), alt_keys,
-        numbers_of(alts->values, alts->len, sizeof(double)));
+        "(ONNON)", keys, numbers(sampled->values, sampled->len, sizeof(double)),
+        numbers(counts->values, counts->len, sizeof(int64_t)), alt_keys,
+        numbers(alts->values, alts->len, sizeof(double)));
 done:
     Py_XDECREF(keys);
     Py_XDECREF(alt_keys);
     return result;
 }
 
-int columns_read(PyObject *items, Columns *into) {
-    memset(into, 0, sizeof(*into));
-    if (!PyList_Check(items) && !PyTuple_Check(items)) {
-        PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
-        return -1;
-    }
-    /* Held in a tuple of our own: the spans point into these bytes, and the allocations below
-     * may run a collection whose finalizers could change a list under us. */
-    into->held = PySequence_Tuple(items);
-    if (!into->held) return -1;
-    Py_ssize_t count = PyTuple_GET_SIZE(into->held);
-    for (Py_ssize_t i = 0; i < count; i++)
-        if (!PyBytes_Check(PyTuple_GET_ITEM(into->held, i))) {
-            PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
-            return -1;
-        }
-    int fast = extended_precision(), read = 1;
-    for (Py_ssize_t i = 0; i < count && read > 0; i++) {
-        PyObject *one = PyTuple_GET_ITEM(into->held, i);
-        Ptr start = (Ptr)PyBytes_AS_STRING(one);
-        read = item(start, start + PyBytes_GET_SIZE(one), &into->sampled, &into->alts,
-                    &into->counts, fast);
-    }
-    if (read > 0 && into->sampled.len == 0) return 0;
-    return read;
-}
-
-void columns_free(Columns *columns) {
-    PyMem_Free(columns->sampled.spans);
-    PyMem_Free(columns->sampled.values);
-    PyMem_Free(columns->alts.spans);
-    PyMem_Free(columns->alts.values);
-    PyMem_Free(columns->counts.values);
-    Py_XDECREF(columns->held);
-    memset(columns, 0, sizeof(*columns));
-}
-
 static PyObject *scan(PyObject *module, PyObject *items) {
     (void)module;
-    Columns read;
-    int status = columns_read(items, &read);
+    if (!PyList_Check(items) && !PyTuple_Check(items))
+        return PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
+    /* Held in a tuple of our own: the spans point into these bytes, and the allocations below
+     * may run a collection whose finalizers could change a list under us. */
+    PyObject *held = PySequence_Tuple(items);
+    if (!held) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(held);
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (!PyBytes_Check(PyTuple_GET_ITEM(held, i))) {
+            Py_DECREF(held);
+            return PyErr_Format(PyExc_TypeError, "items must be a list or tuple of bytes");
+        }
+    Entries sampled = {0}, alts = {0};
+    Counts counts = {0};
     PyObject *result = NULL;
-    if (status == 0) result = Py_NewRef(Py_None);
-    else if (status > 0) result = columns(&read.sampled, &read.alts, &read.counts);
-    columns_free(&read);
+    int fast = extended_precision(), read = 1;
+    for (Py_ssize_t i = 0; i < count && read > 0; i++) {
+        PyObject *one = PyTuple_GET_ITEM(held, i);
+        Ptr start = (Ptr)PyBytes_AS_STRING(one);
+        read = item(start, start + PyBytes_GET_SIZE(one), &sampled, &alts, &counts, fast);
+    }
+    if (read < 0) goto done;
+    if (read == 0 || sampled.len == 0) result = Py_NewRef(Py_None);
+    else result = columns(&sampled, &alts, &counts);
+done:
+    PyMem_Free(sampled.spans);
+    PyMem_Free(sampled.values);
+    PyMem_Free(alts.spans);
+    PyMem_Free(alts.values);
+    PyMem_Free(counts.values);
+    Py_DECREF(held);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_O, "A choice's logprob entries as columns, or None off vLLM's layout."},
-    {"scan_ids", scan_ids, METH_VARARGS,
-     "A choice's logprob entries as columns of vocabulary ids, or None off vLLM's layout."},
-    {"top_columns", top_columns, METH_VARARGS,
-     "The v3 top-k columns: places of the sampled token, other ids, zigzag step deltas."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -468,12 +412,4 @@ static struct PyModuleDef module = {
     "Compiled reader of vLLM's chat logprob layout.", 0, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__logprob_scan(void) {
-    if (PyType_Ready(&KeyTableType) < 0) return NULL;
-    PyObject *made = PyModule_Create(&module);
-    if (made && PyModule_AddObjectRef(made, "KeyTable", (PyObject *)&KeyTableType) < 0) {
-        Py_DECREF(made);
-        return NULL;
-    }
-    return made;
-}
+PyMODINIT_FUNC PyInit__logprob_scan(void) { return PyModule_Create(&module); }

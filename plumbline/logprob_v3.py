@@ -18,8 +18,6 @@ import numpy as np
 import orjson
 import zstandard
 
-from plumbline.logprob_scan import compiled_scanner_built
-
 SAMPLED_MAGIC, TOPK_MAGIC = b"LPV3", b"LPW3"
 STEP = 0.002
 MAX_SECTION = 1 << 30
@@ -145,10 +143,13 @@ def pack(
     return payload, _pack_top(ids, lps, alt_ids, alt_lps, zstd)
 
 
-def top_columns_reference(
-    ids: np.ndarray, lps: np.ndarray, alt_ids: np.ndarray, alt_lps: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per position the sampled alternative's place; the others' ids and zigzag step deltas."""
+def _pack_top(
+    ids: np.ndarray,
+    lps: np.ndarray,
+    alt_ids: np.ndarray,
+    alt_lps: np.ndarray,
+    zstd: zstandard.ZstdCompressor,
+) -> bytes:
     k = alt_ids.shape[1]
     same = (alt_ids == ids[:, None]) & (alt_lps == lps[:, None])
     found = same.any(axis=1)
@@ -162,44 +163,11 @@ def top_columns_reference(
     deltas[:, 1:] -= steps[:, :-1]
     kept = np.arange(k)[None, :] != place[:, None]
     stored = deltas[kept]
-    return place.astype(np.uint8), alt_ids[kept], (stored << 1) ^ (stored >> 63)
-
-
-def top_columns(
-    ids: np.ndarray, lps: np.ndarray, alt_ids: np.ndarray, alt_lps: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What top_columns_reference gives, in one compiled pass where the extension was built."""
-    if not compiled_scanner_built():
-        return top_columns_reference(ids, lps, alt_ids, alt_lps)
-    from plumbline._logprob_scan import top_columns as compiled
-
-    place, stored_ids, zigzag = compiled(
-        np.ascontiguousarray(ids, np.int64),
-        np.ascontiguousarray(lps, np.float64),
-        np.ascontiguousarray(alt_ids, np.int64),
-        np.ascontiguousarray(alt_lps, np.float64),
-        alt_ids.shape[1],
-        STEP,
-    )
-    return (
-        np.frombuffer(place, np.uint8),
-        np.frombuffer(stored_ids, np.int64),
-        np.frombuffer(zigzag, np.int64),
-    )
-
-
-def _pack_top(
-    ids: np.ndarray,
-    lps: np.ndarray,
-    alt_ids: np.ndarray,
-    alt_lps: np.ndarray,
-    zstd: zstandard.ZstdCompressor,
-) -> bytes:
-    k = alt_ids.shape[1]
-    place, stored_ids, zigzag = top_columns(ids, lps, alt_ids, alt_lps)
+    zigzag = (stored << 1) ^ (stored >> 63)
+    stored_ids = alt_ids[kept]
     id_type, delta_type = _uint(stored_ids), _uint(zigzag)
     top = _Sections(zstd)
-    top.add(place.tobytes())
+    top.add(place.astype("<u1").tobytes())
     top.planes(stored_ids, id_type)
     top.planes(zigzag, delta_type)
     return top.blob(TOPK_MAGIC, {"k": k, "id": id_type, "d": delta_type})

@@ -1,4 +1,4 @@
-"""Where a v3 record's row CPU goes: scan with ids, redaction check, pack, zstd, summary.
+"""Where a v3 record's row CPU goes: scan, redaction check, vocabulary, pack, zstd, summary.
 
 Each stage is timed alone (process CPU) over the same records, in the order the row builder
 runs them; "rest of row" is the record's `calls` row without its logprobs (timings, cost).
@@ -20,8 +20,9 @@ from gateway.recording.logprob_v3_rows import V3Rows
 from gateway.recording.rows import call_row
 from gateway.recording.stored_text import RedactionPolicy
 from plumbline import logprob_v3
+from plumbline.logprob_scan import scan_chat
 
-STAGES = ("scan and ids", "redaction check", "pack", "zstd", "summary", "rest of row")
+STAGES = ("scan", "redaction check", "vocabulary", "pack", "zstd", "summary", "rest of row")
 
 
 class _Stored:
@@ -44,16 +45,20 @@ def v3_breakdown(records: list[CallRecord], v3: V3Rows) -> dict[str, float]:
     assert policy.redactor is not None
     redactor = policy.redactor
     items = [[item for _, item in r.logprob_chunks] for r in records]
-    found: dict[str, float] = {"scan and ids": _per_record(items, v3.vocabulary.scan)}
-    scanned = [v3.vocabulary.resolved(s) for s in map(v3.vocabulary.scan, items) if s is not None]
+    found: dict[str, float] = {"scan": _per_record(items, scan_chat)}
+    scanned = [s for s in map(scan_chat, items) if s is not None]
     assert len(scanned) == len(items), "records not in vLLM's layout"
     found["redaction check"] = _per_record(
         scanned, lambda s: redactor.spans(logprob_v3_rows.sampled_text(s))
     )
-    choices = [
-        logprob_v3.ChoiceIds(0, s.ids, s.logprobs, s.alt_counts, s.alt_ids, s.alt_logprobs)
-        for s in scanned
-    ]
+    found["vocabulary"] = _per_record(scanned, lambda s: v3.vocabulary.ids(s.keys + s.alt_keys))
+    choices = []
+    for s in scanned:
+        ids = v3.vocabulary.ids(s.keys + s.alt_keys)
+        n = len(s.keys)
+        choices.append(
+            logprob_v3.ChoiceIds(0, ids[:n], s.logprobs, s.alt_counts, ids[n:], s.alt_logprobs)
+        )
     zstd = zstandard.ZstdCompressor(level=logprob_v3_rows.LEVEL)
     stored = cast(zstandard.ZstdCompressor, _Stored())
     packed = _per_record(choices, lambda c: logprob_v3.pack([c], zstd))

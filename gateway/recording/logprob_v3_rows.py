@@ -1,8 +1,7 @@
 """A chat record's logprobs in the v3 form: scanned from the bytes, ids from the vocabulary.
 
-Nothing is parsed into Python objects: `plumbline.logprob_ids` reads vLLM's layout into
-columns of ids from the vocabulary's key table, the vocabulary gives ids to keys it did not
-hold (after the redaction check), `plumbline.logprob_v3` packs them. Where that
+Nothing is parsed into Python objects: `plumbline.logprob_scan` reads vLLM's layout into
+columns, the vocabulary turns keys into ids, `plumbline.logprob_v3` packs them. Where that
 cannot be done the record is stored as v2 and the reason counted: a layout other than vLLM's,
 a secret in the sampled text (v2's masking path handles it, so no secret becomes a vocabulary
 key), a vocabulary bound, the database away.
@@ -24,7 +23,7 @@ from gateway.recording.logprob_vocab import Fallback, Vocabulary
 from gateway.recording.sink_stats import SinkStats
 from gateway.recording.stored_text import RedactionPolicy
 from plumbline import logprob_v3
-from plumbline.logprob_ids import ScannedIds
+from plumbline.logprob_scan import ScannedChat, scan_chat
 
 LEVEL = 3  # zstd level of the compressed planes: small sections, level 3 costs little over 1
 # An integer logprob (`0`, `-3`): a JSON reader gives an int, v3 would give back a float.
@@ -51,18 +50,19 @@ def _choices(chunks: list[tuple[int, bytes]]) -> dict[int, list[bytes]]:
     return dict(sorted(joined.items()))
 
 
-def sampled_text(scanned: ScannedIds) -> str:
-    """A choice's sampled tokens as one text (ValueError: not UTF-8, or a bad escape)."""
-    if not scanned.escaped:
-        return scanned.text.decode()  # nothing escaped: the content is the UTF-8 text
-    # Each token's content is whole (no escape spans two), so the join reads as one string.
-    read: str = orjson.loads(b'"' + scanned.text + b'"')
-    return read
+def sampled_text(scanned: ScannedChat) -> str:
+    """A choice's sampled tokens as one text, read from the keys."""
+    # Each key holds one NUL: joined with NULs, every other part is a token's JSON content.
+    tokens = b"\x00".join(scanned.keys).split(b"\x00")[::2]
+    if b"\\" not in b"".join(tokens):
+        return b"".join(tokens).decode()  # nothing escaped: the content is the UTF-8 text
+    return "".join(orjson.loads(b'["' + b'","'.join(tokens) + b'"]'))
 
 
-def _exact_as_read(logprobs: np.ndarray, items: list[bytes]) -> bool:
+def _exact_as_read(scanned: ScannedChat, items: list[bytes]) -> bool:
     """False where a sampled logprob is written as an integer (only whole values can be)."""
-    if not np.any(logprobs == np.round(logprobs)):
+    values = scanned.logprobs
+    if not np.any(values == np.round(values)):
         return True
     return _INTEGER_LOGPROB.search(b",".join(items)) is None
 
@@ -99,13 +99,14 @@ class V3Rows:
             return None
 
     def _build(self, chunks: list[tuple[int, bytes]], policy: RedactionPolicy | None) -> V3Logprobs:
-        redactor = policy.redactor if policy is not None and policy.mask_logprobs else None
-        scanned: dict[int, ScannedIds] = {}
-        for index, items in _choices(chunks).items():
-            found = self.vocabulary.scan(items)
-            if found is None or not _exact_as_read(found.logprobs, items):
+        per_choice = _choices(chunks)
+        scanned: dict[int, ScannedChat] = {}
+        for index, items in per_choice.items():
+            found = scan_chat(items)
+            if found is None or not _exact_as_read(found, items):
                 raise Fallback("layout")
             scanned[index] = found
+        redactor = policy.redactor if policy is not None and policy.mask_logprobs else None
         if redactor is not None:
             for found in scanned.values():
                 try:
@@ -114,19 +115,30 @@ class V3Rows:
                     raise Fallback("layout") from None
                 if redactor.spans(text):
                     raise Fallback("redacted")
-        choices = []
+        keys: list[bytes] = []
+        for found in scanned.values():
+            keys += found.keys
+            keys += found.alt_keys
+        ids = self.vocabulary.ids(keys)
+        choices, at = [], 0
         for index, found in scanned.items():
-            done = self.vocabulary.resolved(found)  # only now may its keys be given ids
+            n, m = len(found.keys), len(found.alt_keys)
             choice = logprob_v3.ChoiceIds(
-                index, done.ids, done.logprobs, done.alt_counts, done.alt_ids, done.alt_logprobs
+                index,
+                ids[at : at + n],
+                found.logprobs,
+                found.alt_counts,
+                ids[at + n : at + n + m],
+                found.alt_logprobs,
             )
             if not logprob_v3.fits(choice):
                 raise Fallback("layout")
             choices.append(choice)
+            at += n + m
         if len({int(c.alt_counts[0]) for c in choices}) != 1:
             raise Fallback("layout")  # choices with different k: one top-k matrix needs one
         payload, topk = logprob_v3.pack(choices, self._zstd())
-        positions = sum(int(c.ids.size) for c in choices)
+        positions = sum(len(found.keys) for found in scanned.values())
         return V3Logprobs(payload, topk, positions, summary_of(choices))
 
 

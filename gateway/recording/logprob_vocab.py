@@ -3,9 +3,8 @@
 Ids come from the `logprob_vocab` table (insert, conflicts left alone, then select), so every
 recorder of every gateway process and replica gives a key the same id; they are committed
 before any row that refers to them is built. Each recorder keeps the keys it has seen in a
-bounded key table (`plumbline.logprob_ids`), which the scan reads ids from directly. A
-record whose keys pass a bound (key length, new keys per record, rows in all) or that needs
-the database while it is away raises Fallback: the caller stores it as v2.
+bounded dict. A record whose keys pass a bound (key length, new keys per record, rows in all)
+or that needs the database while it is away raises Fallback: the caller stores it as v2.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.config import LogprobVocabConfig
-from plumbline.logprob_ids import ScannedIds, key_table, scan_ids
 from plumbline.repositories import logprob_vocab as repository
 
 RETRY_INTERVAL_S = 1.0  # after a failed round trip, records needing new ids skip the database
@@ -51,50 +49,38 @@ def _readable(keys: set[bytes]) -> bool:
 
 
 class Vocabulary:
-    """Key -> id, from a bounded table in memory or through the database."""
+    """Key -> id, from a bounded cache or through the database."""
 
     def __init__(self, engine: Engine, config: LogprobVocabConfig) -> None:
         self._engine = engine
         self._config = config
-        self._table = key_table(config.cache_keys, config.max_key_bytes)
+        self._ids: dict[bytes, int] = {}
         # Rows are built in the journal thread, and in the caller's when the queue is full.
         self._lock = threading.Lock()
         self._retry_at = 0.0
 
     @property
     def cached(self) -> int:
-        """Keys in this recorder's table."""
-        return len(self._table)
+        """Keys in this recorder's cache."""
+        return len(self._ids)
 
     def ids(self, keys: Sequence[bytes]) -> np.ndarray:
         """The id of each key (int64), or Fallback."""
-        found, missing = self._table.lookup(list(keys))
-        ids = np.frombuffer(found, dtype=np.int64)
-        if not missing:
-            return ids
-        unknown = ids < 0
-        ids[unknown] = self._missing_ids(missing)[-ids[unknown] - 1]
-        return ids
-
-    def scan(self, items: Sequence[bytes]) -> ScannedIds | None:
-        """A choice's entries with the ids this recorder holds (None off vLLM's layout)."""
-        return scan_ids(items, self._table)
-
-    def resolved(self, found: ScannedIds) -> ScannedIds:
-        """The scan with every key's id, given out through the database if new, or Fallback."""
-        if not found.missing:
-            return found
-        return found.with_missing(self._missing_ids(found.missing))
-
-    def _missing_ids(self, missing: list[bytes]) -> np.ndarray:
-        """Ids of keys the table did not hold, now held (as many as fit), in their order."""
+        cache = self._ids
+        try:
+            return np.fromiter(map(cache.__getitem__, keys), np.int64, len(keys))
+        except KeyError:
+            pass  # some key is new to this recorder
         with self._lock:
-            found = self._assign(set(missing))
-            if len(self._table) + len(found) > self._config.cache_keys:
-                self._table.clear()  # cheaper than tracking use; the next records fill it again
-            keys = list(found)[: self._config.cache_keys]
-            self._table.add(keys, [found[key] for key in keys])
-        return np.fromiter((found[key] for key in missing), np.int64, len(missing))
+            missing = {key for key in keys if key not in cache}
+            found = self._assign(missing)
+            ids = np.fromiter(
+                (found[k] if k in found else cache[k] for k in keys), np.int64, len(keys)
+            )
+            if len(cache) + len(found) > self._config.cache_keys:
+                cache.clear()  # cheaper than tracking use; the next records fill it again
+            cache.update(found)
+        return ids
 
     def _assign(self, missing: set[bytes]) -> dict[bytes, int]:
         bounds = self._config

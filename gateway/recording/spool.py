@@ -1,16 +1,10 @@
 """A durable local spool: batches the database could not take, replayed when it returns.
 
-Format 3 (a `"format": 3` line) stores each table as groups of rows with the same columns,
-column by column, with one kind per column: `v` JSON values as they are (str, int, float,
-bool, None), `t` ISO datetimes, `b` base64 bytes, or `x` where a column holds documents or
-mixed types, each value then a [tag, payload] pair as format 2 wrote it. A kind comes from the
-values' Python types, never from their content, so no client JSON can pass for a datetime or
-bytes; and only the few `t`, `b` and `x` values cost a Python call each (format 2's pair per
-value took a sixth of a recorder's CPU). Format 2 wraps every value in a pair: `t` an ISO
-datetime, `b` base64 bytes, `j` a JSON document as text, `v` any other JSON value as is.
-Files without the key are an older release's format, which tagged values in place; they are
-decoded only where that release put tags (see `LEGACY_TAGS`). A release refuses (and keeps)
-a format newer than it reads.
+Format 2 (a `"format": 2` line) wraps every column value in a [tag, payload] pair, so no
+client JSON can pass for a datetime or bytes: `t` an ISO datetime, `b` base64 bytes, `j` a
+JSON document as text, `v` any other JSON value as is. Files without the key are the previous
+release's format, which tagged values in place; they are decoded only where that release put
+tags (see `LEGACY_TAGS`).
 """
 
 from __future__ import annotations
@@ -28,9 +22,7 @@ import orjson
 
 from gateway.recording.rows import RowBatch
 
-FORMAT = 3
-PAIRED = 2  # the format whose every value is a [tag, payload] pair
-_PLAIN_TYPES = frozenset({str, int, float, bool})
+FORMAT = 2
 TABLES = ("calls", "logprobs", "bodies", "live_samples")
 # The only columns the previous release wrote tags into, and the tag each one had.
 LEGACY_TAGS = {"created_at": "$t", "payload": "$b"}
@@ -74,88 +66,23 @@ def _decode_legacy(name: str, value: Any) -> Any:
     return base64.b64decode(payload) if tag == "$b" else datetime.fromisoformat(payload)
 
 
-def _kind(column: tuple[Any, ...]) -> str:
-    types = set(map(type, column))
-    types.discard(type(None))
-    if types <= _PLAIN_TYPES:
-        return "v"
-    if types == {datetime}:
-        return "t"
-    if types == {bytes}:
-        return "b"
-    return "x"
-
-
-def _encode_column(kind: str, column: tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
-    if kind == "v":
-        return column
-    if kind == "t":
-        return [None if v is None else v.isoformat() for v in column]
-    if kind == "b":
-        return [None if v is None else base64.b64encode(v).decode() for v in column]
-    return [_encode_value(v) for v in column]
-
-
-def _decode_column(kind: str, column: list[Any]) -> list[Any]:
-    if kind == "v":
-        return column
-    if kind == "t":
-        return [None if v is None else datetime.fromisoformat(v) for v in column]
-    if kind == "b":
-        return [None if v is None else base64.b64decode(v) for v in column]
-    if kind == "x":
-        return [_decode_value(v) for v in column]
-    raise ValueError(f"unknown spool column kind {kind!r}")
-
-
-def _encode_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows grouped by their columns (one group, nearly always), stored column by column."""
-    groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row), []).append(tuple(row.values()))
-    encoded = []
-    for names, values in groups.items():
-        columns = list(zip(*values, strict=True))
-        kinds = [_kind(column) for column in columns]
-        encoded.append(
-            {
-                "columns": list(names),
-                "kinds": "".join(kinds),
-                "values": [_encode_column(k, c) for k, c in zip(kinds, columns, strict=True)],
-            }
-        )
-    return encoded
-
-
-def _decode_rows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for group in groups:
-        names, kinds, values = group["columns"], group["kinds"], group["values"]
-        if not (len(names) == len(kinds) == len(values)):
-            raise ValueError("a spool group's columns, kinds and values differ in number")
-        columns = [_decode_column(k, c) for k, c in zip(kinds, values, strict=True)]
-        rows += [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
-    return rows
-
-
 def encode_batch(batch: RowBatch) -> bytes:
     """One spool line for a batch, in the current format."""
     document: dict[str, Any] = {"format": FORMAT}
     for table in TABLES:
-        document[table] = _encode_rows(getattr(batch, table))
+        rows = getattr(batch, table)
+        document[table] = [{k: _encode_value(v) for k, v in row.items()} for row in rows]
     return orjson.dumps(document) + b"\n"
 
 
 def decode_batch(line: bytes) -> RowBatch:
-    """The batch in a spool line of any format; ValueError, KeyError or TypeError if bad."""
+    """The batch in a spool line of either format; ValueError, KeyError or TypeError if bad."""
     data = orjson.loads(line)
     version = data.get("format")
     tables: dict[str, list[dict[str, Any]]] = {}
     for table in TABLES:
         rows = data.get(table, []) if table == "live_samples" else data[table]
         if version == FORMAT:
-            tables[table] = _decode_rows(rows)
-        elif version == PAIRED:
             tables[table] = [{k: _decode_value(v) for k, v in row.items()} for row in rows]
         elif version is None:
             tables[table] = [{k: _decode_legacy(k, v) for k, v in row.items()} for row in rows]

@@ -10,10 +10,8 @@ import pytest
 from sqlalchemy import Engine
 
 from gateway.config import LogprobVocabConfig
-from gateway.recording import logprob_vocab as logprob_vocab_module
 from gateway.recording.logprob_vocab import Fallback, Vocabulary
 from plumbline.db import create_db_engine
-from plumbline.logprob_ids import ReferenceKeyTable
 from plumbline.models import LogprobVocab
 from plumbline.repositories import logprob_vocab
 from tests.support.databases import count_rows, postgres_database, sqlite_database
@@ -29,14 +27,6 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     else:
         with sqlite_database(tmp_path) as url:
             yield url
-
-
-@pytest.fixture(autouse=True, params=["compiled", "reference"])
-def table_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test with the compiled key table and with the plain-Python one."""
-    if request.param == "reference":
-        monkeypatch.setattr(logprob_vocab_module, "key_table", ReferenceKeyTable)
-    return str(request.param)
 
 
 @pytest.fixture
