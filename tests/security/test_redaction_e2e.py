@@ -29,7 +29,7 @@ PROMPT = (
 ALL_SECRETS = (*PROMPT_SECRETS, *SECRET_TEXTS)
 # A group of the card's digits on its own; digits inside a longer number (a timing float in the
 # response body) are not the card.
-CARD_GROUP = re.compile(r"(?<![\d.])1111(?![\d])")
+CARD_GROUP = re.compile(r"(?<![\d.])" + SECRET_TEXTS[1].split()[-1] + r"(?!\d)")
 
 
 @pytest.fixture(scope="module")
